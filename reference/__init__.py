@@ -1,0 +1,31 @@
+"""harness-conformance's reference harness: what correct file-tool failure looks like.
+
+Standard library only. Layers, imported one way: ``errors`` ← ``fs`` ← ``policy``, ``tools``
+← ``workspace`` ← ``loop``/``scenarios``. See ``../shared/SPEC.md`` §1–§5.
+"""
+
+from reference.errors import (
+    HarnessError,
+    LlmError,
+    ToolArgsError,
+    ToolNotFoundError,
+    error_chain,
+    is_harness_error,
+    to_error,
+)
+from reference.fs import FsError, FsErrorCode
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "FsError",
+    "FsErrorCode",
+    "HarnessError",
+    "LlmError",
+    "ToolArgsError",
+    "ToolNotFoundError",
+    "__version__",
+    "error_chain",
+    "is_harness_error",
+    "to_error",
+]
