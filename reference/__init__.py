@@ -14,6 +14,13 @@ from reference.errors import (
     to_error,
 )
 from reference.fs import FsError, FsErrorCode
+from reference.tools import (
+    ToolErrorInfo,
+    ToolExecutionResult,
+    define_tool,
+    remediate_fs_error,
+)
+from reference.workspace import open_workspace
 
 __version__ = "0.1.0"
 
@@ -23,9 +30,14 @@ __all__ = [
     "HarnessError",
     "LlmError",
     "ToolArgsError",
+    "ToolErrorInfo",
+    "ToolExecutionResult",
     "ToolNotFoundError",
     "__version__",
+    "define_tool",
     "error_chain",
     "is_harness_error",
+    "open_workspace",
+    "remediate_fs_error",
     "to_error",
 ]

@@ -1,0 +1,92 @@
+"""One session's tool runtime over a workspace directory: ``open_workspace``."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+from collections.abc import Sequence
+
+from reference.fs import LocalFs, SandboxFs
+from reference.policy import ObservationPolicy
+from reference.tools import FsTools, Tool, ToolExecutionResult, ToolRegistry, probe_tool
+
+
+class Workspace:
+    """A session over ``root``: ``read``/``write``/``edit`` registered, calls numbered per session.
+
+    ``call_tool`` is thread-safe; the per-file locks of the provider are shared by every
+    workspace in the process, so two sessions writing one file serialize.
+    """
+
+    def __init__(
+        self,
+        root: str,
+        *,
+        policy: bool = True,
+        sandbox: str = "danger-full-access",
+        max_read_bytes: int | None = None,
+        probe: bool = False,
+        writable_roots: Sequence[str] = (),
+    ) -> None:
+        if not isinstance(root, str | os.PathLike):
+            raise TypeError(f"workspace root must be a path, not {type(root).__name__}")
+        self.root = os.path.abspath(os.fspath(root))
+        if not os.path.isdir(self.root):
+            raise NotADirectoryError(f"workspace root is not a directory: {self.root}")
+        if not isinstance(policy, bool) or not isinstance(probe, bool):
+            raise TypeError("policy and probe must be booleans")
+        self.sandbox = sandbox
+        self.policy = ObservationPolicy() if policy else None
+        provider = SandboxFs(
+            LocalFs(max_read_bytes=max_read_bytes), sandbox, (self.root, *writable_roots)
+        )
+        self._registry = ToolRegistry()
+        fs_tools = FsTools(provider, cwd=self.root, policy=self.policy, sandbox_mode=sandbox)
+        for tool in fs_tools.tools():
+            self._registry.register(tool)
+        if probe:
+            self._registry.register(probe_tool())
+        self._ids = itertools.count(1)
+        self._ids_lock = threading.Lock()
+
+    def register(self, tool: Tool) -> None:
+        """Add a tool to this session."""
+        self._registry.register(tool)
+
+    def tool_specs(self) -> list[dict[str, object]]:
+        """What the model is told about the registered tools."""
+        return self._registry.specs()
+
+    def next_call_id(self) -> str:
+        """The next id of this session: ``call_1``, ``call_2``, …"""
+        with self._ids_lock:
+            return f"call_{next(self._ids)}"
+
+    def call_tool(self, name: str, arguments: object) -> ToolExecutionResult:
+        """Call a tool under the next call id; ``arguments`` is raw JSON text or a parsed value."""
+        return self.execute(self.next_call_id(), name, arguments)
+
+    def execute(self, call_id: str, name: str, arguments: object) -> ToolExecutionResult:
+        """Call a tool under an id the caller allocated (the agent loop records it first)."""
+        return self._registry.execute(call_id, name, arguments)
+
+
+def open_workspace(
+    root: str | os.PathLike[str],
+    *,
+    policy: bool = True,
+    sandbox: str = "danger-full-access",
+    max_read_bytes: int | None = None,
+    probe: bool = False,
+    writable_roots: Sequence[str] = (),
+) -> Workspace:
+    """Open one session's tool runtime over ``root`` (see ``Workspace``)."""
+    return Workspace(
+        os.fspath(root),
+        policy=policy,
+        sandbox=sandbox,
+        max_read_bytes=max_read_bytes,
+        probe=probe,
+        writable_roots=writable_roots,
+    )
