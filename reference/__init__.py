@@ -14,6 +14,7 @@ from reference.errors import (
     to_error,
 )
 from reference.fs import FsError, FsErrorCode
+from reference.session import derive_messages
 from reference.tools import (
     ToolErrorInfo,
     ToolExecutionResult,
@@ -35,6 +36,7 @@ __all__ = [
     "ToolNotFoundError",
     "__version__",
     "define_tool",
+    "derive_messages",
     "error_chain",
     "is_harness_error",
     "open_workspace",
