@@ -14,6 +14,7 @@ from reference.errors import (
     to_error,
 )
 from reference.fs import FsError, FsErrorCode
+from reference.scenarios import run_scenario
 from reference.session import derive_messages
 from reference.tools import (
     ToolErrorInfo,
@@ -41,5 +42,6 @@ __all__ = [
     "is_harness_error",
     "open_workspace",
     "remediate_fs_error",
+    "run_scenario",
     "to_error",
 ]
