@@ -34,4 +34,4 @@ def lint(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     """mypy --strict over the code and the tests."""
     session.install(".", *_group("typecheck"))
-    session.run("mypy", "--strict", "reference", "tests", "noxfile.py")
+    session.run("mypy", "--strict", "reference", "tests", "noxfile.py", "bench")
