@@ -145,7 +145,7 @@ def _chain(value: object, path: frozenset[int]) -> str:
     # The cause chain is walked iteratively (chains can be deeper than the recursion limit);
     # only group members recurse.
     heads: list[tuple[str, str]] = []  # (message, text shown before the cause)
-    tail = ""
+    tail: str | None = None  # the rendered cause; None when there is no cause
     node: object = value
     while True:
         if id(node) in path:
@@ -164,8 +164,8 @@ def _chain(value: object, path: frozenset[int]) -> str:
         if node is None:
             break
     for message, text in reversed(heads):
-        tail = text if tail in ("", message) else f"{text}: {tail}"
-    return tail
+        tail = text if tail is None or tail == message else f"{text}: {tail}"
+    return "" if tail is None else tail
 
 
 def _message_of(error: BaseException) -> str:

@@ -94,8 +94,8 @@ class AgentLoop:
             message = str(err)
         except Exception:
             message = UNPRINTABLE
-        code = getattr(err, "code", None)
-        code = code if isinstance(code, str) else None
+        code_attr = getattr(err, "code", None)
+        code = str(code_attr) if isinstance(code_attr, str) else None
         self.log.append(ErrorEvent(turn, step, message, code))
         self.log.append(TurnEnd(turn, message, code))
 

@@ -178,6 +178,12 @@ def test_error_chain_renders_non_exception_causes() -> None:
     assert error_chain({"code": 1}) == '{"code":1}'
 
 
+def test_error_chain_omits_only_a_cause_equal_to_the_message() -> None:
+    assert error_chain(HarnessError("outer", "C", cause="")) == "outer: "
+    assert error_chain(HarnessError("outer", "C", cause=None)) == "outer"
+    assert error_chain(HarnessError("outer", "C", cause="outer")) == "outer"
+
+
 def test_error_chain_uses_the_class_name_for_an_empty_message() -> None:
     assert error_chain(HarnessError("outer", "C", cause=KeyboardInterrupt())) == (
         "outer: KeyboardInterrupt"

@@ -40,8 +40,8 @@ class ToolErrorInfo:
     code: str
 
     def to_wire(self) -> dict[str, object]:
-        """``{"name": …, "code": …}``."""
-        return {"name": self.name, "code": self.code}
+        """``{"name": …, "code": …}`` (plain strings, even when the code is an enum member)."""
+        return {"name": str(self.name), "code": str(self.code)}
 
 
 @dataclass(frozen=True)
