@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from pathlib import Path
+
 import nox
 
 nox.options.default_venv_backend = "venv"
-nox.options.sessions = ["tests", "lint", "typecheck"]
+nox.options.sessions = ["tests", "lint", "typecheck", "conformance"]
 nox.options.error_on_missing_interpreters = True
 
 PYPROJECT = nox.project.load_toml("pyproject.toml")
@@ -17,7 +21,7 @@ def _group(name: str) -> tuple[str, ...]:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The project's own tests (``tests/``), against the installed package."""
+    """The project's own tests (``tests/``), including the mutants the suite must catch."""
     session.install(".", *_group("test"))
     session.run("python", "-m", "pytest", *session.posargs)
 
@@ -34,4 +38,43 @@ def lint(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     """mypy --strict over the code and the tests."""
     session.install(".", *_group("typecheck"))
-    session.run("mypy", "--strict", "reference", "tests", "noxfile.py", "bench")
+    session.run("mypy", "--strict", "reference", "conformance", "tests", "noxfile.py", "bench")
+
+
+@nox.session
+def conformance(session: nox.Session) -> None:
+    """The installed suite against the reference harness, run from outside the checkout."""
+    session.install(".")
+    session.chdir(session.create_tmp())
+    session.run("python", "-m", "conformance", *session.posargs)
+
+
+@nox.session
+def snapshots(session: nox.Session) -> None:
+    """After a deliberate wording change: show each changed model-visible string, then rewrite."""
+    session.install(".")
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = Path(tmp) / "snapshots"
+        session.run(
+            "python",
+            "-m",
+            "conformance",
+            "-q",
+            "--conformance-snapshots",
+            str(fresh),
+            "--snapshot-update",
+        )
+        session.run(
+            "python",
+            "-m",
+            "conformance.snapshots",
+            "diff",
+            "snapshots",
+            str(fresh),
+            success_codes=[0, 1],
+        )
+        shutil.rmtree("snapshots")
+        shutil.copytree(fresh, "snapshots")
+    session.log(
+        "snapshots/ rewritten; review the diff above and `git diff snapshots/` before committing"
+    )

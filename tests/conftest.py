@@ -6,17 +6,14 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
 
+from conformance.strategies import register_profiles
 from reference import ToolExecutionResult, open_workspace
 from reference.workspace import Workspace
 
-# A fast default and a thorough ``ci`` profile (chosen by ``--hypothesis-profile ci`` or, as
-# hypothesis does by itself, when CI=true). Neither keeps an example database on disk.
-settings.register_profile("default", max_examples=50, deadline=None, database=None)
-settings.register_profile(
-    "ci", settings.get_profile("ci"), max_examples=500, deadline=None, database=None
-)
+# The suite's profiles: a fast default, and ``ci`` (``--hypothesis-profile ci``, or automatically
+# when CI is set) with 500 examples. Neither keeps an example database on disk.
+register_profiles()
 
 
 @pytest.fixture

@@ -1,0 +1,1 @@
+"""The conformance cases: one module per area of the spec."""

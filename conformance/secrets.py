@@ -1,0 +1,69 @@
+"""Keeping secrets out of snapshots (SPEC §5): the run's secret values, planted canaries, and
+well-known credential shapes. A finding names the kind of secret, never the secret itself.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets as _random
+from collections.abc import Iterable, Mapping
+from typing import Final
+
+SECRET_NAME_MARKERS: Final = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+MIN_SECRET_LENGTH: Final = 8
+CANARY_VARIABLE: Final = "HARNESS_CONFORMANCE_CANARY_TOKEN"
+SHAPES: Final = (
+    ("a private key block", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")),
+    ("an API key shaped like sk-…", re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_\-]{20,}")),
+    ("an AWS access key id (AKIA…)", re.compile(r"(?<![A-Z0-9])AKIA[0-9A-Z]{16}(?![A-Z0-9])")),
+    ("a GitHub token (ghp_…)", re.compile(r"(?<![A-Za-z0-9])ghp_[A-Za-z0-9]{36}")),
+    ("a Slack token (xox?-…)", re.compile(r"(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9-]{10,}")),
+)
+
+_planted: set[str] = set()
+
+
+class SecretInSnapshot(AssertionError):
+    """A snapshot would have held a secret; the message names where and what kind."""
+
+
+def plant_canary() -> str:
+    """A fresh canary value, remembered so every later scan looks for it."""
+    canary = f"hc-canary-{_random.token_hex(12)}"
+    _planted.add(canary)
+    return canary
+
+
+def secret_values(environ: Mapping[str, str] | None = None) -> set[str]:
+    """Values of credential-like environment variables (SPEC §1.3's rule)."""
+    env = os.environ if environ is None else environ
+    return {
+        value
+        for name, value in env.items()
+        if len(value) >= MIN_SECRET_LENGTH and any(m in name.upper() for m in SECRET_NAME_MARKERS)
+    }
+
+
+def find_secret(
+    text: str, *, secrets: Iterable[str] = (), canaries: Iterable[str] | None = None
+) -> str | None:
+    """The kind of the first secret in ``text``, or ``None``."""
+    if any(c in text for c in (_planted if canaries is None else canaries)):
+        return "a planted canary"
+    if any(s and s in text for s in secrets):
+        return "the value of a secret environment variable"
+    for kind, pattern in SHAPES:
+        if pattern.search(text):
+            return kind
+    return None
+
+
+def check_snapshot(text: str, where: str) -> None:
+    """Raise ``SecretInSnapshot`` if ``text`` holds a secret of this run."""
+    __tracebackhide__ = True  # a traceback would print ``text``, secret and all
+    kind = find_secret(text, secrets=secret_values())
+    if kind is not None:
+        raise SecretInSnapshot(
+            f"snapshot {where} holds a secret: {kind} (refusing to compare or write it)"
+        ) from None

@@ -1,0 +1,192 @@
+"""Pinned transcripts: secret-free syrupy snapshots stored under the top-level ``snapshots/``.
+
+One amber file per case module (``snapshots/test_scenarios.ambr`` for
+``conformance/cases/test_scenarios.py``), so two modules never collide. The files ship inside
+the wheel (as ``conformance/_snapshots``) so an installed suite finds them; in a checkout they
+are read from ``snapshots/`` beside the package.
+
+Every snapshot passes through ``ConformanceSnapshots.serialize`` before it is compared or
+written: the log is normalized (SPEC §5) and scanned for secrets there, in one place.
+
+``python -m conformance.snapshots diff OLD_DIR NEW_DIR`` prints every changed model-visible
+string as ``-`` old / ``+`` new; the ``snapshots`` nox session uses it before rewriting.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Final
+
+from syrupy.extensions.amber import AmberSnapshotExtension
+from syrupy.extensions.amber.serializer import AmberDataSerializer
+from syrupy.location import PyTestLocation
+
+from conformance.contract import Json, JsonObject
+from conformance.secrets import check_snapshot
+
+CWD: Final = "{{cwd}}"
+SESSION_ID: Final = "{{sessionId}}"
+
+
+def default_snapshot_dir() -> Path:
+    """The normative snapshots shipped with the suite."""
+    packaged = Path(__file__).parent / "_snapshots"
+    return packaged if packaged.is_dir() else Path(__file__).parent.parent / "snapshots"
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """A session log to pin: the records, the workspace root they ran in, and a label."""
+
+    records: Sequence[JsonObject]
+    root: str
+    where: str = "?"
+
+    def __repr__(self) -> str:
+        # Failure output shows reprs; an unredacted log must not reach a terminal or CI log.
+        return f"Transcript({len(self.records)} records for {self.where})"
+
+
+def normalize(records: Sequence[JsonObject], root: str) -> list[Json]:
+    """Replace the root (as given and realpath'd) by ``{{cwd}}`` and the session id."""
+    header = records[0] if records else {}
+    session_id = header.get("id") if header.get("type") == "session" else None
+    roots = sorted({os.path.abspath(root), os.path.realpath(root)}, key=len, reverse=True)
+    pattern = re.compile("|".join(re.escape(r) + r"(?![\w.\-])" for r in roots))
+
+    def walk(value: Json) -> Json:
+        if isinstance(value, str):
+            if isinstance(session_id, str) and session_id:
+                value = value.replace(session_id, SESSION_ID)
+            return pattern.sub(CWD, value)
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items()}
+        return value
+
+    return [walk(record) for record in records]
+
+
+def render(records: Sequence[Json]) -> str:
+    """One JSON object per line, keys sorted so any harness's key order compares equal."""
+    return "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records)
+
+
+class ConformanceSnapshots(AmberSnapshotExtension):
+    """Amber snapshots kept in one shared directory instead of beside each test module.
+
+    ``partial_run`` is set by the plugin when only part of the suite runs. syrupy judges which
+    snapshots are unused by the tests that ran, and with the snapshots out of tree a run
+    selected by node ID reports its siblings as unused (failing the run) and
+    ``--snapshot-update`` then deletes them; so a partial run never deletes a snapshot.
+    """
+
+    directory: ClassVar[Path] = default_snapshot_dir()
+    partial_run: ClassVar[bool] = False
+
+    @classmethod
+    def dirname(cls, *, test_location: PyTestLocation) -> str:
+        """Every case module's snapshots live in the one directory."""
+        return str(cls.directory)
+
+    def delete_snapshots(self, snapshot_location: str, snapshot_names: set[str]) -> None:
+        """Delete unused snapshots, but never during a partial run."""
+        if not self.partial_run:
+            super().delete_snapshots(snapshot_location, snapshot_names)
+
+    def serialize(self, data: Any, **kwargs: Any) -> str:
+        """Normalize and scan a ``Transcript`` (any other value is scanned as its text)."""
+        __tracebackhide__ = True  # its locals hold the unscanned text
+        if isinstance(data, Transcript):
+            text = render(normalize(data.records, data.root))
+            check_snapshot(text, data.where)
+            data = text
+        else:
+            check_snapshot(str(data), "?")
+        serialized: str = super().serialize(data, **kwargs)
+        return serialized
+
+
+# -- the old → new diff of model-visible strings --------------------------------------------
+
+
+def _unquote(data: object) -> str:
+    text = str(data)
+    if text.startswith("'''\n") and text.endswith("\n'''"):
+        return text[4:-4]
+    return text
+
+
+def visible_strings(transcript: str) -> dict[str, str]:
+    """Model- and user-visible strings of a transcript, keyed by where they appear."""
+    found: dict[str, str] = {}
+    for line in transcript.splitlines():
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        data = record.get("data", {})
+        kind = record.get("type")
+        if kind == "tool/result":
+            for index, block in enumerate(data.get("content", [])):
+                found[f"{data.get('callId')} result[{index}]"] = block.get("text", "")
+        elif kind == "error":
+            found[f"step {data.get('step')} error"] = data.get("message", "")
+        elif kind == "assistant/message":
+            for index, block in enumerate(data.get("content", [])):
+                if block.get("type") == "text":
+                    found[f"step {data.get('step')} text[{index}]"] = block["text"]
+    return found
+
+
+def read_dir(directory: Path) -> dict[str, str]:
+    """Every snapshot in ``directory``: ``file::name`` → transcript text."""
+    snapshots: dict[str, str] = {}
+    for path in sorted(directory.glob("*.ambr")):
+        for snapshot in AmberDataSerializer.read_file(str(path)):
+            snapshots[f"{path.name}::{snapshot.name}"] = _unquote(snapshot.data)
+    return snapshots
+
+
+def diff_dirs(old: Path, new: Path) -> list[str]:
+    """Lines describing every changed model-visible string between two snapshot directories."""
+    before, after = read_dir(old), read_dir(new)
+    lines: list[str] = []
+    for name in sorted(set(before) | set(after)):
+        if name not in after:
+            lines.append(f"removed snapshot {name}")
+            continue
+        if name not in before:
+            lines.append(f"new snapshot {name}")
+        old_strings = visible_strings(before.get(name, ""))
+        new_strings = visible_strings(after[name])
+        for where in sorted(set(old_strings) | set(new_strings)):
+            was, now = old_strings.get(where), new_strings.get(where)
+            if was != now:
+                lines.append(f"{name} {where}")
+                if was is not None:
+                    lines.append(f"  - {was!r}")
+                if now is not None:
+                    lines.append(f"  + {now!r}")
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``diff OLD_DIR NEW_DIR``: print changed model-visible strings; 0 if none, 1 if some."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 3 or args[0] != "diff":
+        print("usage: python -m conformance.snapshots diff OLD_DIR NEW_DIR", file=sys.stderr)
+        return 2
+    lines = diff_dirs(Path(args[1]), Path(args[2]))
+    print("\n".join(lines) if lines else "no model-visible string changed")
+    return 1 if lines else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

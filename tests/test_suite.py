@@ -1,0 +1,400 @@
+"""The conformance suite itself: choosing harnesses, reporting, snapshots and their guard."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conformance.secrets import SecretInSnapshot, check_snapshot, find_secret, plant_canary
+from conformance.snapshots import Transcript, default_snapshot_dir, diff_dirs, normalize, render
+from tests.suite import REPO, outcomes, report, run_pytest, run_suite
+
+SNAPSHOT_FILE = "test_scenarios.ambr"
+ONE_SNAPSHOT = "conformance/cases/test_scenarios.py::test_scenario_transcript[fs-policy-reject]"
+
+
+def names_in(path: Path) -> list[str]:
+    return re.findall(r"^# name: (.+)$", path.read_text(encoding="utf-8"), re.M)
+
+
+# -- the reference adapter: the README's complete example -----------------------------------
+
+
+def test_the_reference_adapter_passes_the_whole_suite(tmp_path: Path) -> None:
+    path = tmp_path / "report.json"
+    done = run_suite(
+        "--harness",
+        "reference.adapter:ReferenceHarness",
+        "--conformance-report",
+        str(path),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
+    data = report(path)
+    assert data["harness"] == {"name": "reference", "version": "0.1.0", "language": "python"}
+    assert data["suite"] == {"name": "harness-conformance", "version": "0.1.0"}
+    found = outcomes(data)
+    assert len(found) >= 80
+    assert set(found.values()) <= {"passed", "skipped"}
+    assert [case for case, outcome in found.items() if outcome == "skipped"] in ([], ["PRV-012"])
+    assert isinstance(data["duration_s"], float)
+    assert "harness conformance" in done.stdout
+    assert "harness: reference 0.1.0 (python)" in done.stdout
+
+
+# -- choosing the harness -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("harness", "message"),
+    [
+        (
+            "no.such.module:thing",
+            "ERROR: harness \"no.such.module:thing\" cannot be loaded: No module named 'no'",
+        ),
+        (
+            "reference.adapter:Nothing",
+            'ERROR: harness "reference.adapter:Nothing" cannot be loaded',
+        ),
+        (
+            "not-registered",
+            'ERROR: harness "not-registered" is neither module:attr nor a registered name',
+        ),
+        (
+            "tests.fixtures.hooked:Incomplete",
+            'ERROR: harness "tests.fixtures.hooked:Incomplete" lacks contract method(s): '
+            "make_error, inspect_error, set_cause, remediate, to_error, error_chain, "
+            "open_workspace, call_tool, close_workspace, run_scenario, derive_messages",
+        ),
+    ],
+)
+def test_a_bad_harness_stops_the_run_with_one_line(
+    tmp_path: Path, harness: str, message: str
+) -> None:
+    done = run_suite("--harness", harness, cwd=tmp_path)
+    assert done.returncode == 4
+    errors = [line for line in (done.stdout + done.stderr).splitlines() if line.startswith("ERROR")]
+    assert len(errors) == 1
+    assert errors[0].startswith(message)
+    assert " passed" not in done.stdout
+
+
+def test_a_harness_by_registered_name(tmp_path: Path) -> None:
+    done = run_suite("-q", "--harness", "reference", "-k", "TAX-001", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout
+
+
+def test_the_hook_hands_a_harness_over_in_process(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    done = run_suite(
+        "-q",
+        "-p",
+        "tests.fixtures.hooked",
+        "-k",
+        "TAX",
+        "--conformance-report",
+        str(path),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout
+    assert report(path)["harness"] == {
+        "name": "hooked-reference",
+        "version": "0.1.0",
+        "language": "python",
+    }
+
+
+def test_the_ini_option_names_the_harness(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text(
+        "[pytest]\nconformance_harness = tests.fixtures.hooked:Incomplete\n"
+    )
+    done = run_suite("-q", cwd=tmp_path)
+    assert done.returncode == 4
+    assert (
+        'harness "tests.fixtures.hooked:Incomplete" lacks contract method(s)'
+        in done.stdout + done.stderr
+    )
+
+
+def test_the_option_beats_the_hook_and_the_hook_beats_the_ini(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text(
+        "[pytest]\nconformance_harness = tests.fixtures.hooked:Incomplete\n"
+    )
+    path = tmp_path / "r.json"
+    hooked = run_suite(
+        "-q",
+        "-p",
+        "tests.fixtures.hooked",
+        "-k",
+        "TAX-001",
+        "--conformance-report",
+        str(path),
+        cwd=tmp_path,
+    )
+    assert hooked.returncode == 0, hooked.stdout
+    assert report(path)["harness"]["name"] == "hooked-reference"  # type: ignore[index]
+    option = run_suite(
+        "-q", "-p", "tests.fixtures.hooked", "--harness", "reference", "-k", "TAX-001",
+        "--conformance-report", str(path), cwd=tmp_path,
+    )  # fmt: skip
+    assert option.returncode == 0, option.stdout
+    assert report(path)["harness"]["name"] == "reference"  # type: ignore[index]
+
+
+def test_unrelated_pytest_runs_are_left_alone(tmp_path: Path) -> None:
+    (tmp_path / "test_plain.py").write_text("def test_ok():\n    assert True\n")
+    done = run_pytest("-q", str(tmp_path / "test_plain.py"), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout
+    assert "harness conformance" not in done.stdout
+
+
+# -- reporting ------------------------------------------------------------------------------
+
+
+def test_a_case_that_passes_against_expectation_fails(tmp_path: Path) -> None:
+    done = run_suite("-q", "-k", "TAX-001", "--conformance-expect-fail", "TAX-001", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "TAX-001   [XPASS(strict)] TAX-001 declared as expected to fail" in done.stdout
+
+
+def test_unknown_expected_failures_are_refused(tmp_path: Path) -> None:
+    done = run_suite("-q", "--conformance-expect-fail", "NOPE-001", cwd=tmp_path)
+    assert done.returncode == 4
+    assert "unknown case ID(s) declared as expected to fail: NOPE-001" in done.stdout + done.stderr
+
+
+def test_the_case_id_is_shown_beside_each_verbose_result(tmp_path: Path) -> None:
+    done = run_suite("-v", "-k", "REM-001 or TAX-002", cwd=tmp_path)
+    assert re.search(
+        r"test_remedy\.py::test_stale_version_gets_the_reread_remedy PASSED \[REM-001\]",
+        done.stdout,
+    )
+    assert re.search(r"PASSED \[TAX-002\]", done.stdout)
+
+
+def test_junit_xml_keeps_working_and_carries_the_case_id(tmp_path: Path) -> None:
+    xml = tmp_path / "junit.xml"
+    done = run_suite("-q", "-k", "REM-001", f"--junitxml={xml}", cwd=tmp_path)
+    assert done.returncode == 0
+    assert '<property name="case_id" value="REM-001"' in xml.read_text()
+
+
+def test_the_case_table_lists_every_case_once(tmp_path: Path) -> None:
+    done = run_suite("-q", "--conformance-list-cases", cwd=tmp_path)
+    assert done.returncode == 0
+    rows = [line for line in done.stdout.splitlines() if re.match(r"^\| [A-Z]+-\d{3} \|", line)]
+    ids = [row.split("|")[1].strip() for row in rows]
+    assert len(ids) == len(set(ids)) >= 80
+    assert all(row.count("|") == 4 and row.split("|")[3].strip() for row in rows)
+
+
+# -- snapshots ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def snapshot_copy(tmp_path: Path) -> Path:
+    copy = tmp_path / "snapshots"
+    shutil.copytree(REPO / "snapshots", copy)
+    return copy
+
+
+def test_the_shipped_snapshots_are_found(tmp_path: Path) -> None:
+    assert (default_snapshot_dir() / SNAPSHOT_FILE).is_file()
+
+
+def test_updating_a_node_id_subset_never_deletes_snapshots(
+    tmp_path: Path, snapshot_copy: Path
+) -> None:
+    before = names_in(snapshot_copy / SNAPSHOT_FILE)
+    shutil.copytree(REPO / "conformance", tmp_path / "conformance")
+    done = run_pytest(
+        ONE_SNAPSHOT,
+        "--conformance-snapshots",
+        str(snapshot_copy),
+        "--snapshot-update",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout
+    assert "1 snapshot passed." in done.stdout
+    assert names_in(snapshot_copy / SNAPSHOT_FILE) == before
+    assert len(before) == 18
+
+
+def test_comparing_a_node_id_subset_does_not_fail_on_its_siblings(
+    tmp_path: Path, snapshot_copy: Path
+) -> None:
+    shutil.copytree(REPO / "conformance", tmp_path / "conformance")
+    done = run_pytest(ONE_SNAPSHOT, "--conformance-snapshots", str(snapshot_copy), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout
+    assert "1 snapshot passed." in done.stdout
+
+
+def test_updating_a_keyword_subset_never_deletes_snapshots(
+    tmp_path: Path, snapshot_copy: Path
+) -> None:
+    before = (snapshot_copy / SNAPSHOT_FILE).read_bytes()
+    done = run_suite(
+        "-q",
+        "-k",
+        "SCN-001",
+        "--conformance-snapshots",
+        str(snapshot_copy),
+        "--snapshot-update",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout
+    assert (snapshot_copy / SNAPSHOT_FILE).read_bytes() == before
+
+
+def test_a_whole_run_reports_and_an_update_removes_an_obsolete_snapshot(
+    tmp_path: Path, snapshot_copy: Path
+) -> None:
+    path = snapshot_copy / SNAPSHOT_FILE
+    path.write_text(
+        path.read_text() + "# name: test_scenario_transcript[retired]\n  'gone'\n# ---\n"
+    )
+    compare = run_suite("-q", "--conformance-snapshots", str(snapshot_copy), cwd=tmp_path)
+    assert compare.returncode == 1
+    assert "1 snapshot unused" in compare.stdout
+    update = run_suite(
+        "-q", "--conformance-snapshots", str(snapshot_copy), "--snapshot-update", cwd=tmp_path
+    )
+    assert update.returncode == 0, update.stdout
+    assert "test_scenario_transcript[retired]" not in names_in(path)
+    assert len(names_in(path)) == 18
+
+
+def test_own_snapshot_directory_mode(tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    missing = run_suite("-q", "-k", "SCN", "--conformance-snapshots", str(mine), cwd=tmp_path)
+    assert missing.returncode == 1
+    assert "Snapshot 'test_scenario_transcript[fs-policy-reject]' does not exist!" in missing.stdout
+    created = run_suite(
+        "-q", "-k", "SCN", "--conformance-snapshots", str(mine), "--snapshot-update", cwd=tmp_path
+    )
+    assert created.returncode == 0, created.stdout
+    assert (mine / SNAPSHOT_FILE).read_text() == (REPO / "snapshots" / SNAPSHOT_FILE).read_text()
+    assert (
+        run_suite("-q", "-k", "SCN", "--conformance-snapshots", str(mine), cwd=tmp_path).returncode
+        == 0
+    )
+
+
+def test_normative_snapshots_are_not_rewritten_with_another_harness(tmp_path: Path) -> None:
+    done = run_suite(
+        "-q", "-p", "tests.fixtures.hooked", "-k", "SCN-001", "--snapshot-update", cwd=tmp_path
+    )
+    assert done.returncode == 4
+    assert (
+        "--snapshot-update would rewrite the suite's normative snapshots"
+        in done.stdout + done.stderr
+    )
+
+
+def test_the_diff_shows_every_changed_model_visible_string(
+    tmp_path: Path, snapshot_copy: Path
+) -> None:
+    changed = tmp_path / "changed"
+    shutil.copytree(snapshot_copy, changed)
+    path = changed / SNAPSHOT_FILE
+    path.write_text(
+        path.read_text().replace("— read the file, then retry", "— please read the file first")
+    )
+    lines = diff_dirs(snapshot_copy, changed)
+    assert f"{SNAPSHOT_FILE}::test_scenario_transcript[fs-policy-reject] call_1 result[0]" in lines
+    assert (
+        '  - \'Error: edit requires reading "{{cwd}}/settings.txt" first'
+        " — read the file, then retry'" in lines
+    )
+    assert (
+        '  + \'Error: edit requires reading "{{cwd}}/settings.txt" first'
+        " — please read the file first'" in lines
+    )
+    assert diff_dirs(snapshot_copy, snapshot_copy) == []
+
+
+# -- secrets and normalization --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("-----BEGIN RSA PRIVATE KEY-----\nMII", "a private key block"),
+        ("-----BEGIN OPENSSH PRIVATE KEY-----", "a private key block"),
+        ("key sk-proj-abcdefghijklmnopqrstuv1234", "an API key shaped like sk-…"),
+        ("AKIAIOSFODNN7EXAMPLE in a line", "an AWS access key id (AKIA…)"),
+        ("ghp_" + "a" * 36, "a GitHub token (ghp_…)"),
+        ("xoxb-1234567890-abcdef", "a Slack token (xox?-…)"),
+    ],
+)
+def test_credential_shapes_are_found(text: str, kind: str) -> None:
+    assert find_secret(text, canaries=()) == kind
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "task-list done",
+        "risk-assessment",
+        "AKIA too short",
+        "ghp_short",
+        "xoxb",
+        "a normal transcript line",
+    ],
+)
+def test_ordinary_text_is_not_a_secret(text: str) -> None:
+    assert find_secret(text, canaries=()) is None
+
+
+def test_a_secret_snapshot_is_refused_by_kind_never_by_value(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MY_SERVICE_API_KEY", "s3cr3t-v4lue-123")
+    with pytest.raises(SecretInSnapshot) as info:
+        check_snapshot('{"text": "using s3cr3t-v4lue-123"}', "snapshots/x.ambr::case")
+    message = str(info.value)
+    assert message == (
+        "snapshot snapshots/x.ambr::case holds a secret: "
+        "the value of a secret environment variable (refusing to compare or write it)"
+    )
+    assert "s3cr3t" not in message
+    canary = plant_canary()
+    with pytest.raises(SecretInSnapshot, match="a planted canary"):
+        check_snapshot(f"…{canary}…", "somewhere")
+
+
+def test_short_or_unmarked_environment_values_are_not_secrets(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SHORT_TOKEN", "abc")
+    monkeypatch.setenv("PLAIN_SETTING", "long-enough-value")
+    check_snapshot("abc long-enough-value", "x")
+
+
+def test_normalize_replaces_root_realpath_and_session_id(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    records: list[dict[str, object]] = [
+        {"type": "session", "version": 1, "id": "abc-123", "cwd": str(link)},
+        {
+            "type": "x",
+            "data": {"a": f"{link}/f and {real}/g", "b": f"{link}2/other", "c": "abc-123!"},
+        },
+    ]
+    assert normalize(records, str(link)) == [
+        {"type": "session", "version": 1, "id": "{{sessionId}}", "cwd": "{{cwd}}"},
+        {
+            "type": "x",
+            "data": {"a": "{{cwd}}/f and {{cwd}}/g", "b": f"{link}2/other", "c": "{{sessionId}}!"},
+        },
+    ]
+    assert render([{"b": 1, "a": "é"}]) == '{"a": "é", "b": 1}\n'
+
+
+def test_a_transcript_never_shows_its_records() -> None:
+    assert repr(Transcript([{"secret": "x"}], "/w", "here")) == "Transcript(1 records for here)"
