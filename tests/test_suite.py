@@ -154,6 +154,22 @@ def test_unrelated_pytest_runs_are_left_alone(tmp_path: Path) -> None:
 # -- reporting ------------------------------------------------------------------------------
 
 
+def test_expected_failures_are_reported_as_such(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    done = run_suite(
+        "-q", "--harness", "tests.mutants.derive_leaks_error:harness", "-k", "DRV",
+        "--conformance-expect-fail", "DRV-001", "--conformance-expect-fail", "DRV-002",
+        "--conformance-report", str(path), cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout
+    assert outcomes(report(path)) == {
+        "DRV-001": "expected-fail",
+        "DRV-002": "expected-fail",
+        "DRV-003": "passed",
+        "DRV-004": "passed",
+    }
+
+
 def test_a_case_that_passes_against_expectation_fails(tmp_path: Path) -> None:
     done = run_suite("-q", "-k", "TAX-001", "--conformance-expect-fail", "TAX-001", cwd=tmp_path)
     assert done.returncode == 1
@@ -164,6 +180,24 @@ def test_unknown_expected_failures_are_refused(tmp_path: Path) -> None:
     done = run_suite("-q", "--conformance-expect-fail", "NOPE-001", cwd=tmp_path)
     assert done.returncode == 4
     assert "unknown case ID(s) declared as expected to fail: NOPE-001" in done.stdout + done.stderr
+
+
+def test_failed_cases_are_listed_with_one_line_each(tmp_path: Path) -> None:
+    done = run_suite(
+        "--harness",
+        "tests.mutants.derive_leaks_error:harness",
+        "-k",
+        "DRV",
+        cwd=tmp_path,
+        profile="triage",
+    )
+    assert done.returncode == 1
+    summary = done.stdout.split("harness conformance", 1)[1]
+    assert re.search(r"^derive_messages\s+2\s+2\s+0\s+0$", summary, re.M), summary
+    failed = re.findall(r"^  (DRV-\d{3}) ", summary, re.M)
+    assert failed == ["DRV-001", "DRV-002"]
+    assert "FAILED [DRV-001]" in done.stdout
+    assert "-- conformance case --" in done.stdout or "conformance case" in done.stdout
 
 
 def test_the_case_id_is_shown_beside_each_verbose_result(tmp_path: Path) -> None:

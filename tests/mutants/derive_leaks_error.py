@@ -1,0 +1,21 @@
+"""derive_messages puts the structured error into model history."""
+
+from reference import session
+from reference.adapter import ReferenceHarness
+from tests.mutants import rebind
+
+original = session.derive_messages
+
+
+def derive_messages(events: list[session.Event]) -> list[dict[str, object]]:
+    messages = original(events)
+    results = [e for e in events if isinstance(e, session.ToolResult)]
+    tool_messages = [m for m in messages if m["role"] == "tool"]
+    for message, event in zip(tool_messages, results, strict=True):
+        if event.result.error is not None:
+            message["error"] = event.result.error.to_wire()
+    return messages
+
+
+rebind(original, derive_messages)
+harness = ReferenceHarness

@@ -1,0 +1,19 @@
+"""The registry gives plain exceptions a structured error too."""
+
+from reference.adapter import ReferenceHarness
+from reference.tools import registry
+from tests.mutants import rebind
+
+original = registry.failure_result
+
+
+def failure_result(call_id: str, exc: Exception) -> registry.ToolExecutionResult:
+    result = original(call_id, exc)
+    if result.error is None:
+        info = registry.ToolErrorInfo(type(exc).__name__, "UNKNOWN")
+        return registry.ToolExecutionResult(result.call_id, result.content, True, info)
+    return result
+
+
+rebind(original, failure_result)
+harness = ReferenceHarness

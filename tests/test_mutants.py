@@ -1,0 +1,77 @@
+"""The suite has teeth: every deliberately broken harness fails it, caught by the right cases."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from tests.suite import outcomes, report, run_suite
+
+# mutant module → the cases that must catch it (each is among those that fail)
+MUTANTS = {
+    "provider_remedy": {"REM-009", "REM-010", "REM-012", "SCN-002", "STM-001"},
+    "remedy_changes_code": {"REM-003", "REM-013", "PROP-001"},
+    "remedy_drops_cause": {"REM-004", "PROP-001"},
+    "remedy_twice": {"REM-009", "REM-013", "SCN-001", "SCN-019"},
+    "remedy_copies_others": {"REM-006", "REM-007", "REM-008", "PROP-002"},
+    "intent_outside_try": {"REM-013", "GRD-016", "SCN-001", "SCN-019"},
+    "result_without_error": {"LOOP-006", "SCN-001"},
+    "derive_leaks_error": {"DRV-001", "DRV-002"},
+    "to_error_bare": {"TAX-008", "LOOP-007", "SCN-014", "PROP-004"},
+    "mtime_version": {"GRD-006", "GRD-007", "SCN-005"},
+    "recreates_deleted": {"REM-010", "DEL-001", "DEL-004", "SCN-006"},
+    "fence_ignores_symlinks": {"SBX-003", "SBX-004"},
+    "plain_errors_coded": {"REG-003", "PROP-003", "SCN-013"},
+    "no_redaction": {"SEC-001", "SEC-002", "SCN-015"},
+    "fence_after_policy": {"SBX-005", "SCN-009"},
+    "violations_reordered": {"REG-010", "SCN-010"},
+    "failed_read_forgets": {"GRD-009", "DEL-004", "SCN-006"},
+    "read_window_off_by_one": {"RD-001", "RD-002", "SCN-018"},
+}
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, dict[str, str], str]]:
+    """Run the suite once on every mutant (two at a time): exit code, outcomes, output."""
+    # Made here, on this thread: tmp_path_factory is not thread-safe.
+    workdirs = {name: tmp_path_factory.mktemp(name) for name in MUTANTS}
+
+    def run(name: str) -> tuple[str, tuple[int, dict[str, str], str]]:
+        workdir = workdirs[name]
+        path = workdir / "report.json"
+        harness = f"tests.mutants.{name}:harness"
+        done = run_suite(
+            "-q",
+            "--harness",
+            harness,
+            "--conformance-report",
+            str(path),
+            cwd=workdir,
+            profile="triage",
+        )
+        found = outcomes(report(path)) if path.exists() else {}
+        return name, (done.returncode, found, done.stdout + done.stderr)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(pool.map(run, MUTANTS))
+
+
+def test_there_are_at_least_twelve_mutants() -> None:
+    assert len(MUTANTS) >= 12
+    assert {p.stem for p in Path(__file__).parent.joinpath("mutants").glob("*.py")} - {
+        "__init__"
+    } == set(MUTANTS)
+
+
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_the_suite_catches_the_mutant(
+    name: str, results: dict[str, tuple[int, dict[str, str], str]]
+) -> None:
+    code, found, output = results[name]
+    failed = {case for case, outcome in found.items() if outcome == "failed"}
+    assert code == 1, output[-3000:]
+    assert MUTANTS[name] <= failed, (
+        f"{name}: expected {sorted(MUTANTS[name])} among {sorted(failed)}"
+    )
