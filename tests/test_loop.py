@@ -97,38 +97,27 @@ def test_several_calls_are_all_announced_then_run_in_order(tmp_path: Path) -> No
     assert "error" not in results[0]
 
 
-def test_a_returned_failure_value_ends_the_turn_as_unknown(tmp_path: Path) -> None:
-    events = run(tmp_path, [{"fail": {"code": 500}}])
+@pytest.mark.parametrize(
+    ("step", "message", "code"),
+    [
+        ({"fail": {"code": 500}}, '{"code":500}', "UNKNOWN"),
+        (
+            {"raise": {"message": "slow down", "code": "RATE_LIMIT", "status": 429}},
+            "slow down",
+            "RATE_LIMIT",
+        ),
+    ],
+    ids=["returned-failure-value", "raised-provider-error"],
+)
+def test_a_failed_step_ends_the_turn(
+    tmp_path: Path, step: dict[str, object], message: str, code: str
+) -> None:
+    events = run(tmp_path, [step])
     assert events[-2:] == [
-        {
-            "type": "error",
-            "data": {"turn": 1, "step": 1, "message": '{"code":500}', "code": "UNKNOWN"},
-        },
+        {"type": "error", "data": {"turn": 1, "step": 1, "message": message, "code": code}},
         {
             "type": "turn/end",
-            "data": {
-                "turn": 1,
-                "reason": {"kind": "error", "message": '{"code":500}', "code": "UNKNOWN"},
-            },
-        },
-    ]
-
-
-def test_a_raised_provider_error_keeps_its_code(tmp_path: Path) -> None:
-    events = run(
-        tmp_path, [{"raise": {"message": "slow down", "code": "RATE_LIMIT", "status": 429}}]
-    )
-    assert events[-2:] == [
-        {
-            "type": "error",
-            "data": {"turn": 1, "step": 1, "message": "slow down", "code": "RATE_LIMIT"},
-        },
-        {
-            "type": "turn/end",
-            "data": {
-                "turn": 1,
-                "reason": {"kind": "error", "message": "slow down", "code": "RATE_LIMIT"},
-            },
+            "data": {"turn": 1, "reason": {"kind": "error", "message": message, "code": code}},
         },
     ]
 

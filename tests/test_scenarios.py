@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.scenarios import SCENARIO_SET as SPEC_SET
 from reference import run_scenario
 from reference.__main__ import main
 from reference.scenarios import (
@@ -18,27 +19,6 @@ from reference.scenarios import (
     play_scenario,
     scenario_names,
 )
-
-SPEC_SET = [
-    "fs-policy-reject",
-    "fs-overwrite-unread",
-    "fs-stale-edit",
-    "fs-stale-write",
-    "fs-same-size-rewrite",
-    "fs-deleted-target",
-    "fs-edit-not-found",
-    "fs-edit-ambiguous",
-    "fs-sandbox-denied",
-    "tool-args-invalid",
-    "tool-unknown",
-    "tool-harness-error",
-    "tool-plain-exception",
-    "loop-failure-value",
-    "llm-error-redacted",
-    "read-windowed",
-    "read-binary",
-    "read-empty",
-]
 
 
 def test_the_pinned_set_is_the_spec_set() -> None:
