@@ -25,7 +25,7 @@ FS_CODES: Final = (
     "FS_EDIT_NOT_FOUND",
 )
 REMEDIES: Final = {"FS_STALE_VERSION": REREAD, "FS_NOT_OBSERVED": READ_FIRST}
-SANDBOX_MODES: Final = ("read-only", "workspace-write", "danger-full-access")
+"""The two guarded codes and the one recovery each gets at the model boundary."""
 PROBE_KINDS: Final = ("HarnessError", "FsError", "LlmError", "Exception")
 
 
@@ -90,10 +90,6 @@ def edit_ambiguous(p: str, n: int) -> str:
         f'old_string matched {n} times in "{p}"; '
         "provide a more specific old_string or set replace_all to true"
     )
-
-
-def sandbox_denied(op: str, p: str, mode: str) -> str:
-    return f'cannot {op} "{p}": file access denied under {mode} mode'
 
 
 # -- §4 policy, tool outputs, the remedy and the marker -------------------------------------

@@ -14,7 +14,7 @@ from conformance.client import Client, Session
 from conformance.contract import Json, JsonObject, NativeHarness
 from conformance.strategies import CODES, FS_CODE, NON_EMPTY_TEXT, TEXT
 
-GUARDED = {"FS_STALE_VERSION": spec.REREAD, "FS_NOT_OBSERVED": spec.READ_FIRST}
+GUARDED = spec.REMEDIES
 # JSON whose compact rendering is the same in every language (no floats).
 EXACT_JSON: st.SearchStrategy[Json] = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**53), 2**53) | TEXT,

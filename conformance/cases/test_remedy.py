@@ -8,7 +8,7 @@ from conformance import spec
 from conformance.client import Client, Session
 from conformance.disk import Disk
 
-GUARDED = {"FS_STALE_VERSION": spec.REREAD, "FS_NOT_OBSERVED": spec.READ_FIRST}
+GUARDED = spec.REMEDIES
 
 
 @pytest.mark.case("REM-001")
