@@ -197,7 +197,9 @@ def test_failed_cases_are_listed_with_one_line_each(tmp_path: Path) -> None:
     failed = re.findall(r"^  (DRV-\d{3}) ", summary, re.M)
     assert failed == ["DRV-001", "DRV-002"]
     assert "FAILED [DRV-001]" in done.stdout
-    assert "-- conformance case --" in done.stdout or "conformance case" in done.stdout
+    assert "DRV-001: fold user, assistant and tool results into {role, …} messages, in order" in (
+        done.stdout
+    )
 
 
 def test_the_case_id_is_shown_beside_each_verbose_result(tmp_path: Path) -> None:
