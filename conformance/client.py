@@ -1,58 +1,259 @@
-"""The suite's side of the contract: typed helpers that check every answer's shape.
+"""The suite's side of the contract: typed calls whose answers are checked, and tool results
+that judge themselves.
 
-Cases never call a harness directly; they go through ``Client``, so an answer outside the
-contract fails with a ``ContractError`` that names the call, instead of a confusing
-``KeyError`` deep inside a case.
+Cases never call a transport directly; they go through ``Client`` and ``Session``, so an answer
+outside the contract fails with a ``ContractError`` naming the call, and every tool call is
+recorded with what it changed on disk. A tool ``Result`` then states what the spec expects of
+it — ``accepted``/``refused`` (behaviour: the error flag and the disk) and ``says``/``code``
+(wording: the exact text and the structured error) — and its judge keeps every violation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import os
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import cast
+from pathlib import Path
+from typing import Final, cast
 
-from conformance.contract import ContractError, Harness, Json, JsonObject, NativeHarness
+from conformance.harness.contract import ContractError, Json, JsonObject, Profile
+from conformance.harness.transport import Transport
+from conformance.rules import cite
+from conformance.secrets import RunSecrets
+from conformance.spec import Wording
+from conformance.verdict import (
+    RANK_CODE,
+    RANK_DISK,
+    RANK_FLAG,
+    RANK_TEXT,
+    CallRecord,
+    Judge,
+    differ,
+    shorten,
+)
+from conformance.watch import Change, Entry, Watch, content_entry, diff
+
+DIR: Final = object()
+"""In ``accepted(changes=…)``: a directory is created there."""
+
+Expected = bytes | str | None | object
 
 
 def _require(condition: bool, call: str, problem: str, got: object) -> None:
     if not condition:
-        raise ContractError(f"{call}: {problem} (got {got!r})")
+        raise ContractError(f"{call}: {problem} (got {shorten(got, 300)})")
 
 
-@dataclass(frozen=True)
-class ToolOutcome:
-    """One wire tool result, unpacked."""
+@dataclass
+class Result:
+    """One tool result, unpacked, with what the call changed on disk."""
 
     wire: JsonObject
     call_id: str
     text: str
     is_error: bool
     error: tuple[str, str] | None
+    blocks: int
+    record: CallRecord
+    changes: list[Change]
+    judge: Judge | None
+    profile: Profile
+
+    @property
+    def what(self) -> str:
+        """``write of "a.txt"``: the call in words."""
+        arguments = self.record.arguments
+        path = arguments.get("file_path") if isinstance(arguments, dict) else None
+        target = f' of "{_printable(path)}"' if isinstance(path, str) else ""
+        return f"{self.record.tool}{target}"
+
+    def _gate(self) -> Judge | None:
+        return self.judge
+
+    # -- behaviour --------------------------------------------------------------------------
+
+    def accepted(
+        self, rule: str, *, changes: Mapping[str, Expected] | None = None
+    ) -> Result:
+        """Not an error, and the disk changed exactly as ``changes`` says (nothing by default).
+
+        ``changes`` maps paths relative to the root to the bytes (or text) they now hold,
+        ``None`` for a deletion, or ``DIR``; parents of a created file may be created too.
+        """
+        self.record.expected, self.record.rule = "accepted", rule
+        judge = self._gate()
+        if judge is None:
+            return self
+        wrong = _unexpected(self.changes, changes or {})
+        flag = f"refused ({shorten(self.text)}) and" if self.is_error else "accepted, but"
+        if wrong:
+            judge.record(
+                "behaviour",
+                False,
+                f"{self.what} {flag} {' and '.join(wrong)}; {cite(rule)}",
+                rule,
+                RANK_DISK,
+            )
+            return self
+        problems = [f"refused ({shorten(self.text)})"]
+        judge.record(
+            "behaviour",
+            not self.is_error,
+            lambda: f"{self.what} {problems[0]}; {cite(rule)}",
+            rule,
+            RANK_FLAG,
+        )
+        judge.record("behaviour", True, "", rule, RANK_DISK)
+        return self
+
+    def refused(self, rule: str) -> Result:
+        """An error, and nothing changed anywhere."""
+        self.record.expected, self.record.rule = "refused", rule
+        judge = self._gate()
+        if judge is None:
+            return self
+        happened = [] if self.is_error else ["accepted"]
+        happened += [change.describe() for change in self.changes]
+        if self.changes:
+            verb = "" if not self.is_error else "refused, yet "
+            judge.record(
+                "behaviour",
+                False,
+                f"{self.what} {verb}{' and '.join(happened)}; {cite(rule)}",
+                rule,
+                RANK_DISK,
+            )
+            return self
+        judge.record(
+            "behaviour",
+            self.is_error,
+            lambda: f"{self.what} accepted ({shorten(self.text)}); {cite(rule)}",
+            rule,
+            RANK_FLAG,
+        )
+        judge.record("behaviour", True, "", rule, RANK_DISK)
+        return self
+
+    # -- wording ----------------------------------------------------------------------------
+
+    def says(self, expected: str, rule: str) -> Result:
+        """The model sees exactly ``expected`` (one text block)."""
+        judge = self._gate()
+        if judge is not None:
+            judge.record(
+                "wording",
+                self.text == expected and self.blocks == 1,
+                lambda: (
+                    f"{self.what}: the model saw {self.blocks} text blocks where one is expected"
+                    if self.blocks != 1
+                    else f"{self.what}: the model saw text that {differ(self.text, expected)}"
+                )
+                + f"; {cite(rule)}",
+                rule,
+                RANK_TEXT,
+            )
+        return self
+
+    def code(self, expected: tuple[str, str] | None, rule: str) -> Result:
+        """The structured error is ``{name, code}`` (or absent); judged only with taxonomy."""
+        judge = self._gate()
+        if judge is not None and self.profile.has("taxonomy"):
+
+            def sentence() -> str:
+                got = "no structured error" if self.error is None else _pair(self.error)
+                want = "none" if expected is None else _pair(expected)
+                return f"{self.what} carried {got} where {want} was expected; {cite(rule)}"
+
+            judge.record("wording", self.error == expected, sentence, rule, RANK_CODE)
+        return self
 
 
-def tool_outcome(wire: object, call: str = "call_tool") -> ToolOutcome:
-    """Validate a wire result (SPEC §2.1) and unpack it."""
+def _printable(text: str) -> str:
+    """Control characters and lone surrogates escaped, so a verdict shows what was sent."""
+    return "".join(
+        f"\\x{ord(c):02x}" if ord(c) < 32 else f"\\u{ord(c):04x}" if 0xD800 <= ord(c) < 0xE000 else c
+        for c in text
+    )
+
+
+def _pair(error: tuple[str, str]) -> str:
+    return f'{{name: "{error[0]}", code: "{error[1]}"}}'
+
+
+def _unexpected(changes: list[Change], expected: Mapping[str, Expected]) -> list[str]:
+    """Describe every change that is not expected, and every expected change that is missing."""
+    wanted = {os.path.normpath(path): value for path, value in expected.items()}
+    parents = {
+        parent
+        for path in wanted
+        for parent in _ancestors(path)
+    }
+    seen: set[str] = set()
+    problems = []
+    for change in changes:
+        path = os.path.normpath(change.path)
+        if path not in wanted:
+            if change.before is None and change.after is not None and change.after.kind == "dir" and path in parents:
+                continue
+            problems.append(change.describe())
+            continue
+        seen.add(path)
+        value = wanted[path]
+        if value is None:
+            if change.after is not None:
+                problems.append(change.describe() + " instead of deleted")
+            continue
+        if value is DIR:
+            if change.after is None or change.after.kind != "dir":
+                problems.append(change.describe() + " instead of a directory created")
+            continue
+        data = value.encode("utf-8") if isinstance(value, str) else cast(bytes, value)
+        target = content_entry(data)
+        after = change.after
+        mode_kept = change.before is None or after is None or change.before.mode == after.mode
+        if after is None or not after.same_content(target) or not mode_kept:
+            problems.append(f"{change.describe()} instead of holding {shorten(data, 80)}")
+    for path, value in wanted.items():
+        if path not in seen and value is not None and value is not DIR:
+            data = value.encode("utf-8") if isinstance(value, str) else cast(bytes, value)
+            problems.append(f'"{path}" not written (it should hold {shorten(data, 80)})')
+        elif path not in seen and value is None:
+            problems.append(f'"{path}" not deleted')
+    return problems
+
+
+def _ancestors(path: str) -> Iterator[str]:
+    parent = os.path.dirname(path)
+    while parent and parent not in (".", ".."):
+        yield parent
+        parent = os.path.dirname(parent)
+
+
+def unpack(wire: object, call: str) -> tuple[JsonObject, str, str, bool, tuple[str, str] | None, int]:
+    """Check a wire result's shape (SPEC §2.1) and unpack it."""
     _require(isinstance(wire, dict), call, "the result must be an object", wire)
     result = cast(JsonObject, wire)
     allowed = {"callId", "content", "isError", "error"}
     _require(set(result) <= allowed, call, f"result keys must be within {sorted(allowed)}", result)
     content = result.get("content")
-    _require(isinstance(content, list) and len(content) == 1, call, "one content block", content)
-    block = cast(list[Json], content)[0]
-    _require(
-        isinstance(block, dict)
-        and block.get("type") == "text"
-        and isinstance(block.get("text"), str),
-        call,
-        'the block must be {"type": "text", "text": str}',
-        block,
-    )
+    _require(isinstance(content, list) and bool(content), call, "content must be a list of blocks", content)
+    blocks = cast(list[Json], content)
+    for block in blocks:
+        _require(
+            isinstance(block, dict)
+            and block.get("type") == "text"
+            and isinstance(block.get("text"), str),
+            call,
+            'every block must be {"type": "text", "text": str}',
+            block,
+        )
     _require(isinstance(result.get("callId"), str), call, "callId must be a string", result)
     _require(isinstance(result.get("isError"), bool), call, "isError must be a boolean", result)
-    error = result.get("error")
     info: tuple[str, str] | None = None
     if "error" in result:
+        error = result["error"]
         _require(
             isinstance(error, dict)
             and set(error) == {"name", "code"}
@@ -61,65 +262,172 @@ def tool_outcome(wire: object, call: str = "call_tool") -> ToolOutcome:
             'error must be {"name": str, "code": str} (or absent)',
             error,
         )
-        err = cast(dict[str, str], error)
-        info = (err["name"], err["code"])
-    text = cast(dict[str, str], block)["text"]
-    return ToolOutcome(result, str(result["callId"]), text, bool(result["isError"]), info)
+        info = (error["name"], error["code"])
+    text = "\n".join(cast(dict[str, str], b)["text"] for b in blocks)
+    return result, str(result["callId"]), text, bool(result["isError"]), info, len(blocks)
+
+
+@dataclass
+class Pause:
+    """Whether an armed pause point was reached."""
+
+    fired: bool = False
 
 
 class Session:
     """One open workspace session of the harness."""
 
-    def __init__(self, client: Client, handle: str, root: str) -> None:
+    def __init__(self, client: Client, root: str, options: JsonObject) -> None:
         self._client = client
-        self.handle = handle
         self.root = root
+        self.options = options
+        self.handle = ""
+        self.generation = -1
+        self._open()
 
-    def call(self, name: str, arguments: Json) -> ToolOutcome:
-        """Call any tool with any arguments (a ``str`` is raw JSON text)."""
-        wire = self._client.harness.call_tool(self.handle, name, arguments)
-        return tool_outcome(wire, f"call_tool({name!r})")
+    def _open(self) -> None:
+        handle = self._client.call("open_workspace", {"root": self.root, "options": self.options})
+        _require(isinstance(handle, str), "open_workspace", "a session handle string", handle)
+        self.handle = cast(str, handle)
+        self.generation = self._client.transport.generation
 
-    def read(self, path: str, **extra: Json) -> ToolOutcome:
+    def current(self) -> str:
+        """The session's handle, reopened if the harness restarted since."""
+        if self.generation != self._client.transport.generation:
+            self._open()
+        return self.handle
+
+    def spell(self, path: str) -> str:
+        """``path`` (relative to the root, or absolute) as this harness takes paths."""
+        if self._client.profile.paths == "absolute" and not os.path.isabs(path):
+            return os.path.join(self.root, path)
+        return path
+
+    def call(self, name: str, arguments: Json) -> Result:
+        """Call any tool with any arguments (a ``str`` is raw JSON text); record what changed."""
+        client = self._client
+        record = CallRecord(name, arguments)
+        judge = client.judge
+        if judge is not None:
+            judge.calls.append(record)
+        watch = client.watch
+        client.suite_changes = None
+        before = watch.snapshot() if watch is not None else {}
+        try:
+            wire = client.call(
+                "call_tool", {"session": self.current(), "name": name, "arguments": arguments}
+            )
+        except Exception as exc:
+            record.failure = str(exc)
+            raise
+        if client.suite_changes is not None:
+            before = dict(before)
+            for path, entry in client.suite_changes.items():
+                if entry is None:
+                    before.pop(path, None)
+                else:
+                    before[path] = entry
+        changes = diff(before, watch.snapshot()) if watch is not None else []
+        record.result = wire if isinstance(wire, dict) else {"invalid": wire}
+        record.changes = [change.describe() for change in changes]
+        if watch is not None:
+            record.outside = [c.describe() for c in changes if not watch.inside(c.path)]
+        result, call_id, text, is_error, error, blocks = unpack(wire, f"call_tool({name!r})")
+        return Result(
+            result, call_id, text, is_error, error, blocks, record, changes, judge, client.profile
+        )
+
+    def read(self, path: str, **extra: Json) -> Result:
         """``read``."""
-        return self.call("read", {"file_path": path, **extra})
+        return self.call("read", {"file_path": self.spell(path), **extra})
 
-    def write(self, path: str, content: str) -> ToolOutcome:
+    def write(self, path: str, content: str) -> Result:
         """``write``."""
-        return self.call("write", {"file_path": path, "content": content})
+        return self.call("write", {"file_path": self.spell(path), "content": content})
 
-    def edit(self, path: str, old: str, new: str, **extra: Json) -> ToolOutcome:
+    def edit(self, path: str, old: str, new: str, **extra: Json) -> Result:
         """``edit``."""
-        return self.call("edit", {"file_path": path, "old_string": old, "new_string": new, **extra})
+        arguments = {"file_path": self.spell(path), "old_string": old, "new_string": new, **extra}
+        return self.call("edit", arguments)
 
-    def probe(self, kind: str, message: str, code: str | None = None) -> ToolOutcome:
-        """The probe tool (SPEC §2.1a)."""
+    def probe(self, kind: str, message: str, code: str | None = None) -> Result:
+        """The probe tool (SPEC §2.1c)."""
         args: JsonObject = {"kind": kind, "message": message}
         if code is not None:
             args["code"] = code
         return self.call("probe_raise", args)
 
+    def tool_error(self, call_id: str) -> str | None:
+        """The handle of the error behind a failed result (``toolErrors``)."""
+        answer = self._client.call("tool_error", {"session": self.current(), "callId": call_id})
+        _require(
+            answer is None or (isinstance(answer, dict) and isinstance(answer.get("handle"), str)),
+            "tool_error",
+            '{"handle": str} or null',
+            answer,
+        )
+        return None if answer is None else str(answer["handle"])
+
+    @contextmanager
+    def paused(self, point: str, action: Callable[[], None]) -> Iterator[Pause]:
+        """Arm a pause point: ``action`` runs when the next mutation reaches it (SPEC §6.4).
+
+        What ``action`` changes on disk is the suite's doing, not the harness's: the call's
+        changes are counted from the moment it ends.
+        """
+        pause = Pause()
+        client = self._client
+
+        def handler(session: str, at: str) -> None:
+            if session != self.handle or at != point or pause.fired:
+                return
+            watch = client.watch
+            before = watch.snapshot() if watch is not None else {}
+            try:
+                action()
+            finally:
+                pause.fired = True
+                if watch is not None:  # what the action changed is the suite's own doing
+                    after = watch.snapshot()
+                    client.suite_changes = {c.path: after.get(c.path) for c in diff(before, after)}
+
+        client.transport.set_pause_handler(handler)
+        try:
+            client.call("arm_pause", {"session": self.current(), "point": point})
+            yield pause
+        finally:
+            client.transport.set_pause_handler(None)
+
     def close(self) -> None:
-        """Forget the session."""
-        self._client.harness.close_workspace(self.handle)
+        """Forget the session (nothing to do if the harness restarted meanwhile)."""
+        if self.generation == self._client.transport.generation:
+            self._client.call("close_workspace", {"session": self.handle})
 
 
 class Client:
     """Contract calls with their answers checked."""
 
-    def __init__(self, harness: Harness) -> None:
-        self.harness = harness
+    def __init__(self, transport: Transport, profile: Profile, wording: Wording) -> None:
+        self.transport = transport
+        self.profile = profile
+        self.wording = wording
+        self.judge: Judge | None = None
+        self.watch: Watch | None = None
+        self.suite_changes: dict[str, Entry | None] | None = None
+        self.secrets: RunSecrets | None = None
+        """The secrets planted in the harness's environment for this run."""
+        self.scratch: dict[str, Path] = {}
+        """The harness child's own working and temporary directories, watched in every case."""
 
-    @property
-    def native(self) -> NativeHarness | None:
-        """The optional native layer (Python harnesses that hand over their objects)."""
-        return self.harness if isinstance(self.harness, NativeHarness) else None
+    def call(self, method: str, params: JsonObject) -> Json:
+        """One raw contract call."""
+        return self.transport.call(method, params)
 
     # -- errors -------------------------------------------------------------------------------
 
     def try_error(self, kind: str, message: Json = "m", **spec: Json) -> JsonObject:
         """``make_error``'s raw answer: ``{"handle"}`` or ``{"rejected"}``."""
-        answer = self.harness.make_error({"kind": kind, "message": message, **spec})
+        answer = self.call("make_error", {"spec": {"kind": kind, "message": message, **spec}})
         _require(
             isinstance(answer, dict)
             and (isinstance(answer.get("handle"), str) or isinstance(answer.get("rejected"), str)),
@@ -127,24 +435,23 @@ class Client:
             'answer {"handle": str} or {"rejected": str}',
             answer,
         )
-        return answer
+        return cast(JsonObject, answer)
 
     def error(self, kind: str, message: Json = "m", **spec: Json) -> str:
         """Build an error the harness must accept; return its handle."""
         answer = self.try_error(kind, message, **spec)
         if "rejected" in answer:
-            raise AssertionError(f"the harness rejected a valid {kind}: {answer['rejected']}")
+            raise ContractError(f"make_error: the harness rejected a valid {kind}: {answer['rejected']}")
         return str(answer["handle"])
 
     def inspect(self, handle: str) -> JsonObject:
         """``inspect_error``, checked for the description's shape."""
-        described = self.harness.inspect_error(handle)
+        described = self.call("inspect_error", {"handle": handle})
         call = f"inspect_error({handle!r})"
         _require(isinstance(described, dict), call, "a description object", described)
-        for key, kind in (("handle", str), ("name", str), ("message", str), ("text", str)):
-            _require(
-                isinstance(described.get(key), kind), call, f"{key} must be a string", described
-            )
+        described = cast(JsonObject, described)
+        for key in ("handle", "name", "message", "text"):
+            _require(isinstance(described.get(key), str), call, f"{key} must be a string", described)
         _require(
             isinstance(described.get("isHarnessError"), bool), call, "isHarnessError", described
         )
@@ -156,11 +463,11 @@ class Client:
 
     def set_cause(self, handle: str, cause: str | None) -> None:
         """Chain ``cause`` (a handle) as the cause of ``handle``."""
-        self.harness.set_cause(handle, None if cause is None else {"handle": cause})
+        self.call("set_cause", {"handle": handle, "cause": None if cause is None else {"handle": cause}})
 
     def remediate(self, ref: JsonObject) -> tuple[JsonObject, bool]:
         """``remediate``: the result ref and whether the same object came back."""
-        answer = self.harness.remediate(ref)
+        answer = self.call("remediate", {"ref": ref})
         _require(
             isinstance(answer, dict) and isinstance(answer.get("same"), bool),
             "remediate",
@@ -171,7 +478,7 @@ class Client:
 
     def to_error(self, ref: JsonObject) -> tuple[str, bool]:
         """``to_error``: the result's handle and whether the same object came back."""
-        answer = self.harness.to_error(ref)
+        answer = self.call("to_error", {"ref": ref})
         _require(
             isinstance(answer, dict)
             and isinstance(answer.get("handle"), str)
@@ -184,17 +491,37 @@ class Client:
 
     def chain(self, ref: JsonObject) -> str:
         """``error_chain``."""
-        text = self.harness.error_chain(ref)
+        text = self.call("error_chain", {"ref": ref})
         _require(isinstance(text, str), "error_chain", "a string", text)
-        return text
+        return cast(str, text)
+
+    # -- native (Python harnesses) --------------------------------------------------------------
+
+    def roundtrip(self, handle: str, how: str) -> str:
+        """Pickle, copy or deepcopy an error inside the harness; the copy's handle."""
+        answer = self.call("native_roundtrip", {"handle": handle, "how": how})
+        _require(isinstance(answer, dict) and isinstance(answer.get("handle"), str),
+                 "native_roundtrip", '{"handle": str}', answer)  # fmt: skip
+        return str(answer["handle"])
+
+    def native_repr(self, handle: str) -> str:
+        """``repr`` of an error."""
+        text = self.call("native_repr", {"handle": handle})
+        _require(isinstance(text, str), "native_repr", "a string", text)
+        return cast(str, text)
+
+    def native_raise(self, handle: str, cause: str | None) -> JsonObject:
+        """Raise an error ``from`` a cause (``"context"``: while handling another); what it holds."""
+        answer = self.call("native_raise", {"handle": handle, "cause": cause})
+        _require(isinstance(answer, dict) and "cause" in answer, "native_raise",
+                 '{"cause": ref | null, "context": bool}', answer)  # fmt: skip
+        return cast(JsonObject, answer)
 
     # -- sessions, scenarios, history ---------------------------------------------------------
 
     def open(self, root: str, **options: Json) -> Session:
         """Open a session over ``root`` (defaults: policy on, danger-full-access, no probe)."""
-        handle = self.harness.open_workspace(root, options)
-        _require(isinstance(handle, str), "open_workspace", "a session handle string", handle)
-        return Session(self, handle, root)
+        return Session(self, root, options)
 
     @contextmanager
     def session(self, root: str, **options: Json) -> Iterator[Session]:
@@ -207,7 +534,7 @@ class Client:
 
     def scenario(self, root: str, scenario: Mapping[str, Json]) -> list[JsonObject]:
         """Run a scenario; return the session log (header, then events)."""
-        records = self.harness.run_scenario(root, dict(scenario))
+        records = self.call("run_scenario", {"root": root, "scenario": dict(scenario)})
         _require(
             isinstance(records, list) and bool(records), "run_scenario", "a non-empty list", records
         )
@@ -229,10 +556,10 @@ class Client:
                 'every event must be {"type": str, "data": {…}}',
                 record,
             )
-        return records
+        return cast(list[JsonObject], records)
 
     def derive(self, events: list[JsonObject]) -> list[JsonObject]:
         """``derive_messages``."""
-        messages = self.harness.derive_messages(events)
+        messages = self.call("derive_messages", {"events": events})
         _require(isinstance(messages, list), "derive_messages", "a list of messages", messages)
-        return messages
+        return cast(list[JsonObject], messages)

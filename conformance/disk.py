@@ -1,15 +1,27 @@
-"""Changes the suite makes to a workspace between tool calls, as a person or program would.
+"""Changes the suite makes to a workspace between tool calls, as a person or program would, and
+real faults made on real (small) filesystems.
 
-Each one is chosen to be visible to a correct harness whatever the timestamp granularity:
+Each change is chosen to be visible to a correct harness whatever the timestamp granularity:
 ``replace`` and ``recreate`` make a new inode with new content; ``same_size_rewrite`` changes
 bytes in place and restores the mtime (only the ctime or the content hash can tell).
+
+Faults come from the kernel, not from mocks: a tiny tmpfs fills up (``ENOSPC``), is remounted
+read-only (``EROFS``), and an ext4 image whose backing file is cut short fails reads (``EIO``).
+They need root and the right to mount; elsewhere the case is skipped with that reason.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 
 class Disk:
@@ -33,10 +45,10 @@ class Disk:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
 
-    def replace(self, relpath: str, content: str) -> None:
+    def replace(self, relpath: str, content: str | bytes) -> None:
         """Save the way many editors do: a new file renamed over the old one (a new inode)."""
         temp = self.path(f"{relpath}.suite-{next(self._unique)}")
-        temp.write_bytes(content.encode("utf-8"))
+        temp.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
         os.replace(temp, self.path(relpath))
 
     def same_size_rewrite(self, relpath: str, content: str) -> None:
@@ -66,9 +78,86 @@ class Disk:
         """Whether anything is at ``relpath`` (a dangling symlink counts as nothing)."""
         return self.path(relpath).exists()
 
-    def leftovers(self) -> list[str]:
-        """Files anywhere under the root that are neither expected content nor ours: temp files."""
-        found = []
-        for directory, _, files in os.walk(self.root):
-            found += [os.path.join(directory, f) for f in files if f.endswith(".tmp")]
-        return sorted(found)
+
+def permissions_enforced() -> bool:
+    """Whether file permissions bind this process (root bypasses them; a user namespace not)."""
+    with tempfile.TemporaryDirectory() as directory:
+        probe = Path(directory) / "read-only"
+        probe.write_text("x")
+        probe.chmod(0o444)
+        try:
+            with open(probe, "a"):
+                return False
+        except PermissionError:
+            return True
+
+
+def _run(*command: str) -> str:
+    done = subprocess.run(command, capture_output=True, text=True, check=False)  # noqa: S603
+    if done.returncode != 0:
+        raise OSError(f"{' '.join(command)}: {(done.stderr or done.stdout).strip()}")
+    return done.stdout.strip()
+
+
+def _cannot(what: str, exc: Exception) -> None:
+    pytest.skip(f"cannot make {what} on this machine (needs root and the right to mount): {exc}")
+
+
+@contextlib.contextmanager
+def small_filesystem(mountpoint: Path, size_kb: int) -> Iterator[Path]:
+    """A real tmpfs of ``size_kb`` KiB at ``mountpoint``: writing past it gives ENOSPC."""
+    mountpoint.mkdir(parents=True, exist_ok=True)
+    try:
+        _run("mount", "-t", "tmpfs", "-o", f"size={size_kb}k,mode=0755", "tmpfs", str(mountpoint))
+    except (OSError, FileNotFoundError) as exc:
+        _cannot("a small filesystem", exc)
+    try:
+        yield mountpoint
+    finally:
+        subprocess.run(["umount", "-l", str(mountpoint)], capture_output=True, check=False)  # noqa: S607
+
+
+def remount_read_only(mountpoint: Path) -> None:
+    """Make a mounted filesystem read-only: writes then fail with EROFS."""
+    _run("mount", "-o", "remount,ro", str(mountpoint))
+
+
+@contextlib.contextmanager
+def failing_device(mountpoint: Path, files: dict[str, bytes]) -> Iterator[Path]:
+    """An ext4 filesystem holding ``files`` whose device fails reads (EIO) from then on.
+
+    The files are written and synced, the filesystem is unmounted, its backing image is cut
+    short, and it is mounted again: reading the files' blocks (or the directory's) now fails
+    with EIO from the block layer.
+    """
+    work = Path(tempfile.mkdtemp(prefix="conformance-eio-"))
+    image = work / "disk.img"
+    loop = ""
+    mounted = False
+    try:
+        try:
+            image.write_bytes(b"")
+            os.truncate(image, 8 * 1024 * 1024)
+            _run("mkfs.ext4", "-q", "-F", "-O", "^has_journal", "-b", "1024", str(image))
+            loop = _run("losetup", "-f", "--show", str(image))
+            mountpoint.mkdir(parents=True, exist_ok=True)
+            _run("mount", loop, str(mountpoint))
+            mounted = True
+            # The filler takes the blocks after the metadata, so the files land past 4 MiB.
+            (mountpoint / ".filler").write_bytes(b"\0" * (4 * 1024 * 1024))
+            for name, data in files.items():
+                (mountpoint / name).write_bytes(data)
+            _run("umount", str(mountpoint))
+            mounted = False
+            os.truncate(image, 3 * 1024 * 1024)  # the metadata stays; the files' blocks go
+            _run("mount", "-o", "ro,errors=continue", loop, str(mountpoint))
+            mounted = True
+        except (OSError, FileNotFoundError) as exc:
+            _cannot("a failing device", exc)
+        yield mountpoint
+    finally:
+        if mounted:
+            subprocess.run(["umount", "-l", str(mountpoint)], capture_output=True, check=False)  # noqa: S607
+        if loop:
+            subprocess.run(["losetup", "-d", loop], capture_output=True, check=False)  # noqa: S607
+        shutil.rmtree(work, ignore_errors=True)

@@ -1,42 +1,64 @@
-"""The pytest plugin: choose the harness, give every case its ID, guard snapshots, report.
+"""The pytest plugin: wiring only. It connects pytest to the parts that do the work.
+
+* ``harness.loading`` — which harness, over which transport;
+* ``verdict`` — each case's judge, settled when the case ends;
+* ``report`` — outcomes per case and level, the summaries, the exit status;
+* ``baseline`` — known failures;
+* ``snapshots`` — pinned transcripts.
 
 It is loaded in every pytest run of an environment where harness-conformance is installed
-(entry point ``pytest11``), and stays out of the way unless conformance cases are collected.
-
-Choosing the harness, first match wins:
-
-1. ``--harness module:attr`` or ``--harness NAME`` (a name registered in the entry-point group
-   ``harness_conformance.harnesses``);
-2. a ``pytest_conformance_harness(config)`` hook implementation returning the harness object
-   (in-process hand-over; put it in a plugin module loaded with ``-p``);
-3. the ini option ``conformance_harness``;
-4. the reference harness.
-
-A harness that cannot be loaded, or lacks part of the contract, stops the run at once with one
-line naming what is wrong.
+(entry point ``pytest11``) and stays out of the way unless conformance cases are collected.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
+import shutil
+import signal
+import sys
+import tempfile
 import time
 from collections.abc import Generator
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import pytest
 
 import conformance
 from conformance import hookspecs
+from conformance.baseline import Baseline, BaselineError
 from conformance.client import Client
-from conformance.contract import Harness
-from conformance.loading import DEFAULT_HARNESS, HarnessLoadError, accept_harness, load_harness
-from conformance.report import AREAS, Report, area_of, outcome_of
+from conformance.harness.contract import Profile
+from conformance.harness.loading import (
+    DEFAULT_HARNESS,
+    Choice,
+    HarnessLoadError,
+    Settings,
+    handshake,
+    instantiate,
+    transport_for,
+)
+from conformance.harness.stdio import DEFAULT_MAX_ANSWER_BYTES, DEFAULT_TIMEOUT_S, Stdio, Trace
+from conformance.harness.transport import Transport
+from conformance.report import AREAS, Report, area_of, sort_key
+from conformance.report import markdown as markdown_report
+from conformance.report import terminal
+from conformance.rules import rule_book, spec_version
+from conformance.secrets import RunSecrets, plant_run_secrets, scrub, unplant
 from conformance.snapshots import ConformanceSnapshots, default_snapshot_dir
+from conformance.spec import Wording, WordingError
+from conformance.verdict import LEVELS, ConformanceFailure, Judge, Violation, verdict_text
 
 CASES_PACKAGE: Final = "conformance.cases"
 CASES_DIR: Final = Path(conformance.__file__).parent / "cases"
 CASE_ID: Final = re.compile(r"^(?P<area>[A-Z]+)-\d{3}$")
+LEVEL_CHOICES: Final = ("all", "behaviour")
+NOT_APPLICABLE: Final = "not applicable: "
+NOT_RUN: Final = "not run: "
+DATA: Final = "conformance-data"
 
 
 class _State:
@@ -44,52 +66,166 @@ class _State:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.harness: Harness | None = None
+        self.transport: Transport | None = None
+        self.profile: Profile | None = None
+        self.client: Client | None = None
+        self.choice: Choice | None = None
         self.report = Report(
-            suite={"name": "harness-conformance", "version": conformance.__version__}
+            suite={"name": "harness-conformance", "version": conformance.__version__},
+            spec=spec_version(),
         )
         self.case_items: dict[str, pytest.Item] = {}
+        self.selected: list[str] = []
         self.deselected = False
         self.started = time.monotonic()
+        self.deadline: float | None = None
+        self.baseline: Baseline | None = None
+        self.wording = Wording()
+        self.levels = frozenset(LEVELS)
+        self.scratch: Path | None = None
+        self.trace: Trace | None = None
+        self.judges: dict[str, Judge] = {}
+        self.cleanup: list[Path] = []
+        self.secrets: RunSecrets | None = None
 
-    def choose_harness(self) -> tuple[str, object] | None:
-        """The explicitly configured harness, as (label, reference or object), if any."""
-        option = self.config.getoption("conformance_harness")
-        if option:
-            return f"--harness {option}", option
-        handed = self.config.hook.pytest_conformance_harness(config=self.config)
-        if handed is not None:
-            return "the pytest_conformance_harness hook", handed
-        ini = self.config.getini("conformance_harness")
-        if ini:
-            return f"conformance_harness = {ini}", ini
-        return None
+    # -- configuration ----------------------------------------------------------------------
 
-    def load(self, chosen: tuple[str, object] | None) -> Harness:
-        """Load and accept the harness; raise ``pytest.UsageError`` with one clear line."""
-        label, what = chosen if chosen is not None else ("default", DEFAULT_HARNESS)
-        try:
-            if isinstance(what, str):
-                harness = load_harness(what)
-            else:
-                harness = accept_harness(what, f"the harness from {label}")
-        except HarnessLoadError as exc:
-            raise pytest.UsageError(str(exc)) from None
-        self.harness = harness
-        try:
-            info = harness.describe()
-        except Exception as exc:
-            raise pytest.UsageError(f"harness from {label}: describe() failed: {exc}") from None
-        if not (
-            isinstance(info, dict)
-            and all(isinstance(info.get(k), str) for k in ("name", "version", "language"))
-        ):
+    def read_options(self) -> None:
+        """Check every option before anything runs; a bad one is one line and exit 4."""
+        config = self.config
+        level = config.getoption("conformance_level") or config.getini("conformance_level") or "all"
+        if level not in LEVEL_CHOICES:
             raise pytest.UsageError(
-                f"harness from {label}: describe() must return "
-                f'{{"name", "version", "language"}} as strings, got {info!r}'
+                f"--conformance-level {level!r} does not exist; choose one of "
+                f"{', '.join(LEVEL_CHOICES)}"
             )
-        self.report.harness = info
-        return harness
+        self.report.level = level
+        self.levels = frozenset(LEVELS) if level == "all" else frozenset({"behaviour"})
+        wording = config.getoption("conformance_wording") or config.getini("conformance_wording")
+        if wording:
+            try:
+                self.wording = Wording.load(wording)
+            except WordingError as exc:
+                raise pytest.UsageError(str(exc)) from None
+        baseline = config.getoption("conformance_baseline") or config.getini(
+            "conformance_baseline"
+        )
+        if baseline:
+            try:
+                self.baseline = Baseline.load(baseline)
+            except BaselineError as exc:
+                raise pytest.UsageError(str(exc)) from None
+        for name in ("conformance_timeout", "conformance_deadline"):
+            value = config.getoption(name)
+            if value is not None and value <= 0:
+                raise pytest.UsageError(f"--{name.replace('_', '-')} must be positive, got {value}")
+        deadline = config.getoption("conformance_deadline")
+        if deadline is not None:
+            self.deadline = self.started + deadline
+
+    def choose_harness(self) -> Choice:
+        """The harness to test, first match wins (see ``harness.loading``)."""
+        config = self.config
+        cmd, mcp = config.getoption("conformance_harness_cmd"), config.getoption("harness_mcp")
+        option = config.getoption("conformance_harness")
+        given = [name for name, value in (("--harness-cmd", cmd), ("--harness-mcp", mcp),
+                                          ("--harness", option)) if value]  # fmt: skip
+        if len(given) > 1:
+            raise pytest.UsageError(f"choose one harness: {' and '.join(given)} were both given")
+        mcp_map = config.getoption("harness_mcp_map")
+        if cmd:
+            return Choice("cmd", cmd, f"--harness-cmd {cmd!r}")
+        if mcp:
+            return Choice("mcp", mcp, f"--harness-mcp {mcp!r}", mcp_map)
+        if option:
+            return Choice("python", option, f'harness "{option}"')
+        handed = config.hook.pytest_conformance_harness(config=config)
+        if handed is not None:
+            label = "the harness from the pytest_conformance_harness hook"
+            try:
+                return Choice("object", instantiate(handed, label), label)
+            except HarnessLoadError as exc:
+                raise pytest.UsageError(str(exc)) from None
+        ini_cmd = config.getini("conformance_harness_cmd")
+        if ini_cmd:
+            return Choice("cmd", ini_cmd, f"conformance_harness_cmd = {ini_cmd}")
+        ini = config.getini("conformance_harness")
+        if ini:
+            return Choice("python", ini, f'harness "{ini}"')
+        return Choice("python", DEFAULT_HARNESS, f'harness "{DEFAULT_HARNESS}"')
+
+    def connect(self) -> Client:
+        """Start the harness and shake hands; a harness that cannot is one line and exit 4."""
+        if self.client is not None:
+            return self.client
+        config = self.config
+        self.choice = choice = self.choose_harness()
+        self.secrets = plant_run_secrets()  # before the harness starts: it inherits them
+        self.scratch = Path(tempfile.mkdtemp(prefix="conformance-harness-"))
+        (self.scratch / "cwd").mkdir()
+        (self.scratch / "tmp").mkdir()
+        trace_path = config.getoption("conformance_trace")
+        if trace_path:
+            self.trace = Trace(trace_path, {"harness": choice.label, "argv": sys.argv[1:]})
+        validator = None
+        if config.getoption("conformance_validate"):
+            from conformance.harness.schema import validator_for_answers  # noqa: PLC0415
+
+            validator = validator_for_answers()
+        settings = Settings(
+            in_process=bool(config.getoption("conformance_in_process")),
+            timeout_s=config.getoption("conformance_timeout") or DEFAULT_TIMEOUT_S,
+            max_answer_bytes=config.getoption("conformance_max_answer_bytes")
+            or DEFAULT_MAX_ANSWER_BYTES,
+            cwd=str(self.scratch / "cwd"),
+            tmpdir=str(self.scratch / "tmp"),
+            trace=self.trace,
+            validator=validator,
+        )
+        self.report.run = {"harness": choice.label, "kind": choice.kind, "args": _run_args(config)}
+        try:
+            transport = transport_for(choice, settings)
+            if isinstance(transport, Stdio):
+                transport.deadline = self.deadline
+            self.transport = transport
+            self.profile = handshake(transport, choice)
+        except HarnessLoadError as exc:
+            self.report.incomplete(f"the harness could not be started: {exc}")
+            self.write_reports()
+            raise pytest.UsageError(str(exc)) from None
+        self.report.harness = self.profile.to_json()
+        self.client = Client(transport, self.profile, self.wording)
+        self.client.secrets = self.secrets
+        if isinstance(transport, Stdio):
+            self.client.scratch = {
+                "harness cwd": self.scratch / "cwd",
+                "harness tmp": self.scratch / "tmp",
+            }
+        return self.client
+
+    # -- outputs ----------------------------------------------------------------------------
+
+    def write_reports(self) -> None:
+        """The JSON and Markdown reports, if asked for; always whole, even for a cut-short run."""
+        config = self.config
+        path = config.getoption("conformance_report")
+        if path:
+            self.report.write(path)
+        markdown = config.getoption("conformance_report_md")
+        if markdown:
+            markdown_report.write(self.report, markdown)
+
+    def close(self) -> None:
+        """Stop the harness and remove what the suite made."""
+        if self.transport is not None:
+            self.transport.close()
+        if self.trace is not None:
+            self.trace.close()
+        if self.secrets is not None:
+            unplant(self.secrets)
+        for directory in [*self.cleanup, self.scratch]:
+            if directory is not None:
+                shutil.rmtree(directory, ignore_errors=True)
 
 
 STATE: Final = pytest.StashKey[_State]()
@@ -103,52 +239,61 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_addoption(parser: pytest.Parser) -> None:
     """The suite's options and ini keys."""
     group = parser.getgroup("conformance", "harness conformance")
-    group.addoption(
-        "--harness",
-        dest="conformance_harness",
-        metavar="HARNESS",
-        help="harness under test: module:attr, or a name registered in the entry-point group "
-        "harness_conformance.harnesses (default: reference)",
-    )
-    group.addoption(
-        "--conformance-snapshots",
-        metavar="DIR",
-        help="compare with (and --snapshot-update into) your own snapshot directory instead of "
-        "the normative snapshots shipped with the suite",
-    )
-    group.addoption(
-        "--conformance-report", metavar="PATH", help="also write the conformance report as JSON"
-    )
-    group.addoption(
-        "--conformance-expect-fail",
-        action="append",
-        default=[],
-        metavar="CASE_ID",
-        help="a case your harness is known to fail (reported as expected-fail; repeatable)",
-    )
-    group.addoption(
-        "--conformance-list-cases",
-        action="store_true",
-        help="print the table of case IDs (markdown) instead of running them",
-    )
+    add = group.addoption
+    add("--harness", dest="conformance_harness", metavar="HARNESS",
+        help="a Python harness: module:attr, or a name registered in the entry-point group "
+        "harness_conformance.harnesses (default: reference); run in a child process")
+    add("--harness-cmd", dest="conformance_harness_cmd", metavar="CMD",
+        help="a harness in any language: a command speaking the stdio protocol (SPEC §6.3)")
+    add("--harness-mcp", dest="harness_mcp", metavar="CMD",
+        help="test the file tools of an MCP server started by CMD (needs the mcp extra)")
+    add("--harness-mcp-map", dest="harness_mcp_map", metavar="FILE",
+        help="TOML mapping of the spec's tools to the MCP server's tools")
+    add("--conformance-in-process", action="store_true",
+        help="run a Python harness in this process (debugging, mutation testing; no isolation)")
+    add("--conformance-level", metavar="LEVEL", default=None,
+        help="all (default: behaviour, then wording) or behaviour (only)")
+    add("--conformance-wording", metavar="FILE",
+        help="a TOML wording table: the harness's own texts for the spec's templates")
+    add("--conformance-case", action="append", default=[], metavar="CASE_ID",
+        help="run exactly this case (repeatable); -k keeps pytest's substring meaning")
+    add("--conformance-report", metavar="PATH", help="write the JSON report")
+    add("--conformance-report-md", metavar="PATH", help="write a Markdown summary (CI job page)")
+    add("--conformance-baseline", metavar="FILE",
+        help="known failures (python -m conformance baseline REPORT.json > FILE)")
+    add("--conformance-baseline-strict", action="store_true",
+        help="with a baseline: cases new since it was made fail the run too")
+    add("--conformance-expect-fail", action="append", default=[], metavar="CASE_ID",
+        help="a case your harness is known to fail (reported as expected-fail; repeatable)")
+    add("--conformance-timeout", type=float, metavar="SECONDS",
+        help=f"per harness call (default {DEFAULT_TIMEOUT_S:g})")
+    add("--conformance-deadline", type=float, metavar="SECONDS",
+        help="for the whole run: cases not reached by then are reported as not run")
+    add("--conformance-max-answer-bytes", type=int, metavar="N",
+        help=f"the largest answer line a harness may send (default {DEFAULT_MAX_ANSWER_BYTES})")
+    add("--conformance-trace", metavar="FILE", help="record every request and answer (JSON Lines)")
+    add("--conformance-validate", action="store_true",
+        help="validate every answer against the protocol's JSON Schema (needs jsonschema)")
+    add("--conformance-snapshots", metavar="DIR",
+        help="compare with (and --snapshot-update into) your own snapshot directory")
+    add("--conformance-list-cases", action="store_true",
+        help="print the table of case IDs (markdown) instead of running them")  # fmt: skip
     parser.addini("conformance_harness", "harness under test (as --harness)", default="")
+    parser.addini("conformance_harness_cmd", "harness command (as --harness-cmd)", default="")
+    parser.addini("conformance_level", "as --conformance-level", default="")
+    parser.addini("conformance_wording", "as --conformance-wording", default="")
+    parser.addini("conformance_baseline", "as --conformance-baseline", default="")
     parser.addini(
-        "conformance_expect_fail",
-        "case IDs known to fail (as --conformance-expect-fail)",
+        "conformance_expect_fail", "case IDs known to fail (as --conformance-expect-fail)",
         type="linelist",
-    )
+    )  # fmt: skip
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    """Register the marker; load an explicitly chosen harness now, so a bad one stops the run."""
-    if config.getoption("hypothesis_profile", None) == "triage":
-        # Only ours, so it must exist before hypothesis' own plugin loads it (after this hook).
-        # default and ci are re-registered by the cases' conftest, only when cases are collected.
-        from conformance.strategies import register_triage_profile  # noqa: PLC0415
-
-        register_triage_profile()
-    config.addinivalue_line("markers", "case(id): the stable ID of a conformance case")
+    """Register markers and the recorder; check options at once so a bad one stops the run."""
+    config.addinivalue_line("markers", "case(id, rules=[…]): a conformance case and its rules")
+    config.addinivalue_line("markers", "needs(*capabilities, options=[…]): what a case needs")
     state = _State(config)
     config.stash[STATE] = state
     config.pluginmanager.register(_Recorder(state), "conformance-recorder")
@@ -156,20 +301,44 @@ def pytest_configure(config: pytest.Config) -> None:
     ConformanceSnapshots.directory = (
         Path(directory).resolve() if directory else default_snapshot_dir()
     )
-    chosen = state.choose_harness()
-    if chosen is not None:
-        state.load(chosen)
+    if config.getoption("hypothesis_profile", None) == "triage":
+        # Only ours, so it must exist before hypothesis' own plugin loads it (after this hook).
+        from conformance.strategies import register_triage_profile  # noqa: PLC0415
+
+        register_triage_profile()
+    state.read_options()
+
+
+def _keep_hypothesis_out_of_the_working_directory(state: _State) -> None:
+    """Hypothesis writes ``.hypothesis/`` where the run started unless told otherwise."""
+    from hypothesis import configuration  # noqa: PLC0415
+
+    home = Path(tempfile.mkdtemp(prefix="conformance-hypothesis-"))
+    configuration.set_hypothesis_home_dir(home)
+    state.cleanup.append(home)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Leave the extension as it was for the next run in this process."""
+    """Stop the harness; leave the snapshot extension as it was for the next run."""
+    state = config.stash.get(STATE, None)
+    if state is not None:
+        state.close()
     ConformanceSnapshots.directory = default_snapshot_dir()
     ConformanceSnapshots.partial_run = False
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Start the clock of the report."""
+    """Start the clock; a SIGTERM ends the run as an interruption, so the report is written."""
     session.config.stash[STATE].started = time.monotonic()
+    if hasattr(signal, "SIGTERM") and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        try:
+            signal.signal(signal.SIGTERM, _interrupt)
+        except ValueError:
+            pass  # not the main thread
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def _is_case(item: pytest.Item) -> bool:
@@ -177,21 +346,31 @@ def _is_case(item: pytest.Item) -> bool:
     return bool(module) and str(getattr(module, "__name__", "")).startswith(CASES_PACKAGE + ".")
 
 
-def _case_id(item: pytest.Item) -> str | None:
+def _case_mark(item: pytest.Item) -> pytest.Mark | None:
     marks = list(item.iter_markers("case"))
-    return str(marks[0].args[0]) if marks and marks[0].args else None
+    return marks[0] if marks and marks[0].args else None
+
+
+def _case_id(item: pytest.Item) -> str | None:
+    mark = _case_mark(item)
+    return str(mark.args[0]) if mark is not None else None
+
+
+def case_rules(item: pytest.Item) -> list[str]:
+    """The rule IDs a case names."""
+    mark = _case_mark(item)
+    return list(mark.kwargs.get("rules", [])) if mark is not None else []
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Give every collected case its ID (checked unique), and mark declared expected failures."""
+    """Give every case its ID; select, mark not-applicable, expected and recommended cases."""
     state = config.stash[STATE]
     cases = [item for item in items if _is_case(item)]
     if not cases:
         return
-    expected = set(config.getoption("conformance_expect_fail")) | set(
-        config.getini("conformance_expect_fail")
-    )
+    _keep_hypothesis_out_of_the_working_directory(state)
+    book = rule_book()
     for item in cases:
         case_id = _case_id(item)
         match = CASE_ID.match(case_id or "")
@@ -204,37 +383,116 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 f"case ID {case_id} is used twice: "
                 f"{state.case_items[case_id].nodeid} and {item.nodeid}"
             )
+        unknown_rules = [r for r in case_rules(item) if r not in book]
+        if not case_rules(item) or unknown_rules:
+            raise pytest.UsageError(
+                f"case {case_id} must name rules of SPEC.md; unknown: {unknown_rules or 'none named'}"
+            )
         state.case_items[case_id] = item
         item.user_properties.append(("case_id", case_id))
         item.extra_keyword_matches.add(case_id)
-        if case_id in expected:
-            item.add_marker(
-                pytest.mark.xfail(reason=f"{case_id} declared as expected to fail", strict=True)
-            )
+    _select_exactly(config, state, items)
+    expected = set(config.getoption("conformance_expect_fail")) | set(
+        config.getini("conformance_expect_fail")
+    )
     unknown = sorted(expected - set(state.case_items))
     if unknown:
         raise pytest.UsageError(
             f"unknown case ID(s) declared as expected to fail: {', '.join(unknown)}"
         )
-    if state.harness is None:
-        state.load(None)
-    _guard_snapshot_update(config, state)
+    if state.baseline is not None:
+        retired = state.baseline.unknown_cases(set(state.case_items))
+        if retired:
+            raise pytest.UsageError(
+                f"baseline {state.baseline.path}: lists case(s) this suite does not have: "
+                f"{', '.join(retired)}"
+            )
     if config.getoption("conformance_list_cases"):
         config.hook.pytest_deselected(items=list(items))
         items[:] = []
+        return
+    client = state.connect()
+    _guard_snapshot_update(config, state)
+    explicit_seed = config.getoption("hypothesis_seed", None) is not None
+    for item in items:
+        case_id = _case_id(item) if _is_case(item) else None
+        if case_id is None:
+            continue
+        state.selected.append(case_id)
+        gap = _missing(item, client.profile)
+        if gap is not None:
+            item.add_marker(pytest.mark.skip(reason=NOT_APPLICABLE + gap))
+            continue
+        if case_id in expected:
+            item.add_marker(
+                pytest.mark.xfail(reason=f"{case_id} declared as expected to fail", strict=True)
+            )
+        elif all(book[r].recommended for r in case_rules(item)):
+            item.add_marker(pytest.mark.xfail(reason="recommended: never fails a run", strict=False))
+        if not explicit_seed and getattr(item.obj, "is_hypothesis_test", False):  # type: ignore[attr-defined]
+            item.obj._hypothesis_internal_use_seed = case_seed(case_id)  # type: ignore[attr-defined]
+
+
+def _select_exactly(config: pytest.Config, state: _State, items: list[pytest.Item]) -> None:
+    wanted = list(dict.fromkeys(config.getoption("conformance_case")))
+    if not wanted:
+        return
+    unknown = [case for case in wanted if case not in state.case_items]
+    if unknown:
+        raise pytest.UsageError(f"--conformance-case: no case {', '.join(unknown)} in this suite")
+    keep = [item for item in items if _case_id(item) in wanted]
+    dropped = [item for item in items if item not in keep]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = keep
+
+
+def case_seed(case_id: str) -> int:
+    """A fixed hypothesis seed per case: the same harness gets the same verdict every run."""
+    return int.from_bytes(hashlib.sha256(case_id.encode()).digest()[:8], "big")
+
+
+def _missing(item: pytest.Item, profile: Profile) -> str | None:
+    """What a case needs that the harness does not declare, in words, or None."""
+    for mark in item.iter_markers("needs"):
+        for capability in mark.args:
+            if not profile.has(capability):
+                return f"needs the {capability} capability"
+        for option in mark.kwargs.get("options", ()):
+            name, _, mode = option.partition(":")
+            if not profile.supports(name, mode or None):
+                return f"needs the sandbox mode {mode}" if mode else f"needs the option {name}"
+        paths = mark.kwargs.get("paths")
+        if paths is not None and profile.paths not in paths:
+            return f"needs paths {' or '.join(paths)} (the harness takes {profile.paths} paths)"
+    return None
+
+
+def another_client(config: pytest.Config) -> Client | None:
+    """A second, independent instance of the harness (its own process), or None in process.
+
+    The caller closes its transport.
+    """
+    state = config.stash[STATE]
+    client = state.connect()
+    if not isinstance(client.transport, Stdio) or state.choice is None:
+        return None
+    stdio = client.transport
+    transport = Stdio(stdio.command, label=stdio.label, timeout_s=stdio.timeout_s,
+                      max_answer_bytes=stdio.max_answer_bytes, cwd=stdio.cwd, env=stdio.env,
+                      trace=stdio.trace, validator=stdio.validator)  # fmt: skip
+    transport.call("describe", {})
+    return Client(transport, client.profile, client.wording)
 
 
 def _guard_snapshot_update(config: pytest.Config, state: _State) -> None:
     if not getattr(config.option, "update_snapshots", False):
         return
-    if (
-        not config.getoption("conformance_snapshots")
-        and state.report.harness.get("name") != DEFAULT_HARNESS
-    ):
+    name = state.profile.name if state.profile is not None else None
+    if not config.getoption("conformance_snapshots") and name != DEFAULT_HARNESS:
         raise pytest.UsageError(
             "--snapshot-update would rewrite the suite's normative snapshots with the output "
-            f"of {state.report.harness.get('name')!r}; "
-            "pass --conformance-snapshots DIR to keep your own"
+            f"of {name!r}; pass --conformance-snapshots DIR to keep your own"
         )
 
 
@@ -274,16 +532,174 @@ def _names_whole_suite(arg: str) -> bool:
 
 
 @pytest.fixture(scope="session")
-def conformance_harness(pytestconfig: pytest.Config) -> Harness:
-    """The harness under test."""
-    state = pytestconfig.stash[STATE]
-    return state.harness if state.harness is not None else state.load(state.choose_harness())
+def conformance_client(pytestconfig: pytest.Config) -> Client:
+    """The harness under test, behind checked contract calls."""
+    return pytestconfig.stash[STATE].connect()
 
 
-@pytest.fixture(scope="session")
-def conformance_client(conformance_harness: Harness) -> Client:
-    """The harness behind the checked contract calls."""
-    return Client(conformance_harness)
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Past the deadline, a case is not run; otherwise it gets its judge."""
+    case_id = _case_id(item) if _is_case(item) else None
+    if case_id is None:
+        return
+    state = item.config.stash[STATE]
+    if state.deadline is not None and time.monotonic() >= state.deadline:
+        state.report.incomplete(
+            f"the run's deadline ({item.config.getoption('conformance_deadline'):g} s) passed"
+        )
+        pytest.skip(f"{NOT_RUN}the run's deadline passed")
+    if state.trace is not None:
+        state.trace.case = case_id
+    immediate = getattr(item.obj, "is_hypothesis_test", False) or bool(  # type: ignore[attr-defined]
+        (_case_mark(item) or pytest.mark.case).kwargs.get("model_based")
+    )
+    judge = Judge(state.levels, immediate=immediate)
+    state.judges[item.nodeid] = judge
+    if state.client is not None:
+        state.client.judge = judge
+        state.client.wording.root = None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
+    """When a case ends, report every violation its judge collected, together."""
+    judge = pyfuncitem.config.stash[STATE].judges.get(pyfuncitem.nodeid)
+    if judge is None:
+        return (yield)
+    try:
+        outcome = yield
+    except ConformanceFailure as failure:
+        # Raised at once inside a property: the judge already holds it.
+        if not judge.violations:
+            judge.violations.extend(failure.violations)
+        raise ConformanceFailure(judge.violations) from None
+    except (pytest.skip.Exception, pytest.fail.Exception):
+        raise
+    except Exception as exc:
+        sentence = f"{type(exc).__name__}: {exc}" if not isinstance(exc, AssertionError) else str(exc)
+        judge.violations.append(Violation("behaviour", -1, sentence or type(exc).__name__, None))
+        raise ConformanceFailure(judge.violations) from exc
+    judge.check_unjudged_calls()
+    judge.settle()
+    return outcome
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, object, object]:
+    """Attach each case's verdicts; keep secrets out of everything the suite prints."""
+    report = yield
+    if not isinstance(report, pytest.TestReport):
+        return report
+    _redact(report)
+    case_id = _case_id(item) if _is_case(item) else None
+    if case_id is None:
+        return report
+    state = item.config.stash[STATE]
+    judge = state.judges.get(item.nodeid)
+    if report.when == "call" and judge is not None:
+        failed = report.failed or (report.skipped and hasattr(report, "wasxfail"))
+        data: dict[str, Any] = {
+            "levels": judge.outcomes(failed_by_exception=failed and not judge.violations),
+            "rules": case_rules(item),
+        }
+        if judge.violations:
+            data["verdicts"] = [v.to_json() for v in ConformanceFailure(judge.violations).violations]
+            data["calls"] = [record.to_json() for record in judge.calls]
+        report.user_properties.append((DATA, json.loads(scrub(json.dumps(data)))))
+    elif report.when == "setup" and report.failed:
+        report.user_properties.append((DATA, {"rules": case_rules(item)}))
+    if report.failed and report.when in ("setup", "call"):
+        report.sections.append(("conformance case", f"{case_id}: {_summary(item)}"))
+        excinfo = call.excinfo
+        if judge is not None and excinfo is not None and isinstance(excinfo.value, ConformanceFailure):
+            # The verdict is the failure: sentences, then the calls; no traceback of ours.
+            report.longrepr = scrub(verdict_text(case_id, excinfo.value, judge))
+    return report
+
+
+def _redact(report: pytest.TestReport) -> None:
+    """The suite never prints a secret value it planted or found: ``[REDACTED]`` instead."""
+    if report.longrepr is not None:
+        text = str(report.longrepr)
+        cleaned = scrub(text)
+        if cleaned != text:
+            report.longrepr = cleaned
+    report.sections = [(title, scrub(body)) for title, body in report.sections]
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """The case is over: its judge and watch are let go."""
+    state = item.config.stash[STATE]
+    if state.client is not None:
+        state.client.judge = None
+        state.client.watch = None
+
+
+class _Recorder:
+    """Per-run plugin object: ``pytest_runtest_logreport`` is not given the config."""
+
+    def __init__(self, state: _State) -> None:
+        self.state = state
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Fold each phase into the report (and keep the verdict data out of JUnit)."""
+        properties = dict(report.user_properties)
+        data = properties.get(DATA)
+        report.user_properties = [p for p in report.user_properties if p[0] != DATA]
+        case_id = properties.get("case_id")
+        if not case_id:
+            return
+        verdict = _outcome(report)
+        if verdict is None:
+            return
+        outcome, message = verdict
+        verdicts = (data or {}).get("verdicts") or []
+        if outcome == "failed" and verdicts:
+            message = verdicts[0]["verdict"]  # the first violation, disk first, is the one line
+        self.state.report.add(str(case_id), outcome, message, data)
+        if data and data.get("rules"):
+            self.state.report.cases[str(case_id)].rules = list(data["rules"])
+
+
+def _outcome(report: pytest.TestReport) -> tuple[str, str | None] | None:
+    """What one phase says about its case: (outcome, message), or None for nothing."""
+    if report.when != "call" and report.outcome == "passed":
+        return None
+    if report.skipped and hasattr(report, "wasxfail"):
+        reason = str(report.wasxfail)
+        outcome = "recommended-fail" if reason.startswith("recommended") else "expected-fail"
+        return outcome, _first_line(report) if outcome == "recommended-fail" else reason or None
+    if report.failed:
+        return "failed", _first_line(report)
+    if report.skipped:
+        reason = _skip_reason(report) or ""
+        if reason.startswith(NOT_APPLICABLE):
+            return "not-applicable", reason
+        if reason.startswith(NOT_RUN):
+            return "not-run", reason
+        return "skipped", reason
+    return "passed", None
+
+
+def _first_line(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    crash = getattr(longrepr, "reprcrash", None)
+    text = getattr(crash, "message", None) or str(longrepr)
+    text = re.sub(r"^(?:conformance\.verdict\.)?ConformanceFailure: ", "", text.strip())
+    text = text.removeprefix("AssertionError: ")
+    phase = "" if report.when == "call" else f"[{report.when}] "
+    return phase + (text.strip().splitlines() or ["failed"])[0]
+
+
+def _skip_reason(report: pytest.TestReport) -> str | None:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return None
 
 
 @pytest.hookimpl(wrapper=True)
@@ -293,7 +709,8 @@ def pytest_report_teststatus(
     """Show the case ID beside the verbose status word: ``PASSED [REM-001]``."""
     result = yield
     case_id = dict(report.user_properties).get("case_id")
-    if case_id and isinstance(result, tuple) and len(result) == 3:
+    # Skips are folded together in pytest's summary: an ID there would name only the first.
+    if case_id and isinstance(result, tuple) and len(result) == 3 and not report.skipped:
         category, letter, word = result
         if isinstance(word, tuple):
             return category, letter, (f"{word[0]} [{case_id}]", word[1])
@@ -302,44 +719,32 @@ def pytest_report_teststatus(
     return result
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(
-    item: pytest.Item, call: pytest.CallInfo[None]
-) -> Generator[None, object, object]:
-    """Name the case in its failure output."""
-    report = yield
-    case_id = _case_id(item) if _is_case(item) else None
-    if case_id and isinstance(report, pytest.TestReport) and report.failed:
-        report.sections.append(("conformance case", f"{case_id}: {_summary(item)}"))
-    return report
-
-
-class _Recorder:
-    """Per-run plugin object: ``pytest_runtest_logreport`` is not given the config."""
-
-    def __init__(self, state: _State) -> None:
-        self.state = state
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Fold each phase's outcome into the report."""
-        case_id = dict(report.user_properties).get("case_id")
-        verdict = outcome_of(report) if case_id else None
-        if verdict is not None:
-            self.state.report.add(str(case_id), *verdict)
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Stop the clock; write the JSON report if asked."""
-    state = session.config.stash[STATE]
-    if session.config.getoption("conformance_list_cases") and state.case_items:
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Complete the report — also for a run cut short — write it, and set the exit status."""
+    config = session.config
+    state = config.stash[STATE]
+    if config.getoption("conformance_list_cases") and state.case_items:
         session.exitstatus = pytest.ExitCode.OK  # listing ran no test on purpose
         return
-    if not state.report.cases:
+    report = state.report
+    if not state.selected and not report.cases:
         return
-    state.report.duration_s = time.monotonic() - state.started
-    path = session.config.getoption("conformance_report")
-    if path:
-        state.report.write(path)
+    if not report.harness:  # an xdist controller collects nothing: ask the harness now
+        report.harness = state.connect().profile.to_json()
+    report.duration_s = time.monotonic() - state.started
+    for case_id in state.selected:
+        if case_id not in report.cases:
+            report.add(case_id, "not-run", f"{NOT_RUN}the run ended first", None)
+            report.cases[case_id].rules = case_rules(state.case_items[case_id])
+    if exitstatus == pytest.ExitCode.INTERRUPTED:
+        report.incomplete("the run was interrupted")
+    elif any(r.outcome == "not-run" for r in report.cases.values()):
+        report.incomplete("the run stopped before every case ran (-x or --maxfail?)")
+    if state.baseline is not None:
+        state.baseline.apply(report, strict_new=bool(config.getoption("conformance_baseline_strict")))
+    state.write_reports()
+    if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        session.exitstatus = report.exit_status()
 
 
 def pytest_terminal_summary(
@@ -355,18 +760,37 @@ def pytest_terminal_summary(
     if not state.report.cases:
         return
     terminalreporter.write_sep("=", "harness conformance")
-    for line in state.report.lines():
-        terminalreporter.write_line(line)
+    for line in terminal.lines(state.report):
+        terminalreporter.write_line(scrub(line))
 
 
 def case_table(items: dict[str, pytest.Item]) -> list[str]:
-    """The markdown table of case IDs: ID, area, and the first line of the case's docstring."""
-    rows = ["| ID | area | the harness must… |", "|---|---|---|"]
-    for case_id in sorted(items, key=lambda c: (list(AREAS).index(c.split("-")[0]), c)):
-        rows.append(f"| {case_id} | {area_of(case_id)} | {_summary(items[case_id])} |")
+    """The markdown table of case IDs: ID, area, rules, and what the harness must do."""
+    rows = ["| ID | area | rules | the harness must… |", "|---|---|---|---|"]
+    for case_id in sorted(items, key=sort_key):
+        rules = ", ".join(f"`{r}`" for r in case_rules(items[case_id]))
+        rows.append(f"| {case_id} | {area_of(case_id)} | {rules} | {_summary(items[case_id])} |")
     return rows
 
 
 def _summary(item: pytest.Item) -> str:
     """The first line of a case's docstring: what the harness must do."""
     return (getattr(item, "obj", None).__doc__ or "").strip().split("\n")[0]
+
+
+def _run_args(config: pytest.Config) -> list[str]:
+    """The suite options of this run, so a failed case can be replayed alone."""
+    keep = []
+    for name in ("conformance_harness", "conformance_harness_cmd", "harness_mcp", "harness_mcp_map",
+                 "conformance_level", "conformance_wording", "conformance_timeout"):  # fmt: skip
+        value = config.getoption(name)
+        if value:
+            flag = "--harness" if name == "conformance_harness" else f"--{name.replace('_', '-')}"
+            flag = {"--conformance-harness-cmd": "--harness-cmd"}.get(flag, flag)
+            keep += [flag, str(value)]
+    if config.getoption("conformance_in_process"):
+        keep.append("--conformance-in-process")
+    return keep
+
+
+__all__ = ["case_seed", "case_table"]

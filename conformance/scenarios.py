@@ -11,7 +11,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Final
 
-from conformance.contract import JsonObject
+from conformance.harness.contract import JsonObject
 
 SCENARIO_SET: Final = (
     "fs-policy-reject",

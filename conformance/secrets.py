@@ -7,12 +7,14 @@ from __future__ import annotations
 import os
 import re
 import secrets as _random
+from dataclasses import dataclass
 from collections.abc import Iterable, Mapping
 from typing import Final
 
 SECRET_NAME_MARKERS: Final = ("KEY", "TOKEN", "SECRET", "PASSWORD")
 MIN_SECRET_LENGTH: Final = 8
 CANARY_VARIABLE: Final = "HARNESS_CONFORMANCE_CANARY_TOKEN"
+REDACTED: Final = "[REDACTED]"
 SHAPES: Final = (
     ("a private key block", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")),
     ("an API key shaped like sk-…", re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_\-]{20,}")),
@@ -22,6 +24,58 @@ SHAPES: Final = (
 )
 
 _planted: set[str] = set()
+
+
+@dataclass(frozen=True)
+class RunSecrets:
+    """Secrets the suite plants in the environment it starts the harness with (SPEC §1.4).
+
+    A harness in its own process only sees the environment it was started with, so every
+    secret a case needs is planted before the harness starts, fresh for each run.
+    """
+
+    canary: str
+    short: str
+    lower: str
+    upper: str
+    seven: str
+    eight: str
+
+    def environment(self) -> dict[str, str]:
+        """Variable name → value; each name says why it is (or is not) a secret."""
+        return {
+            CANARY_VARIABLE: self.canary,
+            "HARNESS_CONFORMANCE_SERVICE_TOKEN": self.short,
+            "HARNESS_CONFORMANCE_SERVICE_TOKEN_ROTATED": f"{self.short}-rotated",
+            "harness_conformance_api_key": self.lower,
+            "HARNESS_CONFORMANCE_DB_PASSWORD": self.upper,
+            "HARNESS_CONFORMANCE_SHORT_TOKEN": self.seven,
+            "HARNESS_CONFORMANCE_SECRET_EIGHT": self.eight,
+        }
+
+
+def plant_run_secrets() -> RunSecrets:
+    """Make this run's secrets and put them in ``os.environ`` (undo with ``unplant``)."""
+    token = _random.token_hex
+    planted = RunSecrets(
+        canary=plant_canary(),
+        short=f"hc-short-{token(6)}",
+        lower=f"lowercase-{token(6)}",
+        upper=f"UPPER-{token(6).upper()}",
+        seven=token(4)[:7],
+        eight=token(4),
+    )
+    for name, value in planted.environment().items():
+        os.environ[name] = value
+        if len(value) >= MIN_SECRET_LENGTH:
+            _planted.add(value)
+    return planted
+
+
+def unplant(planted: RunSecrets) -> None:
+    """Take a run's secrets out of ``os.environ`` again."""
+    for name in planted.environment():
+        os.environ.pop(name, None)
 
 
 class SecretInSnapshot(AssertionError):
@@ -57,6 +111,19 @@ def find_secret(
         if pattern.search(text):
             return kind
     return None
+
+
+def scrub(text: str) -> str:
+    """``text`` with every planted canary and secret value of this run as ``[REDACTED]``.
+
+    The suite's own output (verdicts, failure sections, JUnit, the JSON report) goes through
+    this, so a secret the suite planted or found is never printed (longest first, SPEC §1.4).
+    """
+    values = sorted({*_planted, *secret_values()}, key=len, reverse=True)
+    for value in values:
+        if value and value in text:
+            text = text.replace(value, REDACTED)
+    return text
 
 
 def check_snapshot(text: str, where: str) -> None:

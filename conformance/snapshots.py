@@ -27,7 +27,7 @@ from syrupy.extensions.amber import AmberSnapshotExtension
 from syrupy.extensions.amber.serializer import AmberDataSerializer
 from syrupy.location import PyTestLocation
 
-from conformance.contract import Json, JsonObject
+from conformance.harness.contract import Json, JsonObject
 from conformance.secrets import check_snapshot
 
 CWD: Final = "{{cwd}}"
@@ -112,6 +112,67 @@ class ConformanceSnapshots(AmberSnapshotExtension):
             check_snapshot(str(data), "?")
         serialized: str = super().serialize(data, **kwargs)
         return serialized
+
+
+# -- behaviour of a transcript, and what differs from a pinned one --------------------------
+
+SCENARIO_SNAPSHOTS: Final = "test_scenarios.ambr"
+
+
+def behaviour_of(records: Sequence[JsonObject]) -> list[Json]:
+    """What a transcript shows of behaviour: event types, tools called, error flags, the end.
+
+    No text and no codes: a harness with its own wording has the same behaviour.
+    """
+    shape: list[Json] = []
+    for record in records[1:]:
+        kind, data = record.get("type"), record.get("data") or {}
+        if kind == "assistant/message":
+            blocks = data.get("content") or []
+            shape.append([kind, [b.get("name", b.get("type")) for b in blocks if isinstance(b, dict)]])
+        elif kind == "tool/call":
+            shape.append([kind, data.get("name")])
+        elif kind == "tool/result":
+            shape.append([kind, "error" if data.get("isError") else "ok"])
+        elif kind == "turn/end":
+            shape.append([kind, (data.get("reason") or {}).get("kind")])
+        else:
+            shape.append([kind])
+    return shape
+
+
+def _pinned(directory: Path, name: str) -> str | None:
+    path = directory / SCENARIO_SNAPSHOTS
+    if not path.is_file():
+        return None
+    for snapshot in AmberDataSerializer.read_file(str(path)):
+        if snapshot.name == f"test_scenario_transcript[{name}]":
+            return _unquote(snapshot.data)
+    return None
+
+
+def normative_transcript(name: str) -> list[JsonObject]:
+    """The suite's own pinned transcript of a scenario (normalized)."""
+    text = _pinned(default_snapshot_dir(), name)
+    if text is None:
+        raise FileNotFoundError(f"the suite ships no transcript of {name}")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def transcript_difference(name: str, records: Sequence[JsonObject], root: str) -> str:
+    """Where a run's transcript departs from the pinned one, in words (the first difference)."""
+    pinned = _pinned(ConformanceSnapshots.directory, name)
+    if pinned is None:
+        return f"no transcript of {name} is pinned in {ConformanceSnapshots.directory}"
+    ours = render(normalize(records, root))
+    theirs, mine = visible_strings(pinned), visible_strings(ours)
+    for where in sorted(set(theirs) | set(mine)):
+        if theirs.get(where) != mine.get(where):
+            return f"{where}: the model saw {mine.get(where)!r} where {theirs.get(where)!r} is pinned"
+    for index, (a, b) in enumerate(zip(ours.splitlines(), pinned.splitlines(), strict=False)):
+        if a != b:
+            return f"record {index}: {a[:200]!r} where {b[:200]!r} is pinned"
+    return f"the transcript has {len(ours.splitlines())} records where {len(pinned.splitlines())} are pinned"
 
 
 # -- the old → new diff of model-visible strings --------------------------------------------

@@ -1,16 +1,91 @@
-"""SPEC.md's exact wording and rules, restated for the suite (independently of any harness).
+"""SPEC.md's exact wording, as one table of templates, and the rules built on it.
 
-Every model-visible string a case expects is built here, so the expectations read like the
-spec's tables and a wording change in the spec is a change in one place.
+Every model-visible string a case expects is built here from ``TEMPLATES``. A harness that keeps
+its own wording re-pins the texts by giving the suite a wording table (``--conformance-wording
+FILE``, TOML): a file mapping template keys to the harness's own templates. The properties and
+the state machine build their expectations from the same table, so they follow it too.
+
+A key may be refined per operation: ``fs.changed.write`` is used for a write when present, and
+``fs.changed`` otherwise. Placeholders: ``{p}`` the display path, ``{rel}`` the path relative to
+the workspace root, ``{op}`` read/write/edit, and the key's own (``{n}``, ``{size}``…).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import string
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Final
 
-REREAD: Final = " — re-read the file, then retry"
-READ_FIRST: Final = " — read the file, then retry"
+TEMPLATES: Final[dict[str, str]] = {
+    # §2.1 the registry and argument validation
+    "error": "Error: {message}",
+    "tool.unknown": 'unknown tool "{name}"',
+    "args.invalid": "invalid arguments: {violations}",
+    "args.missing": 'missing required property "{path}"',
+    "args.type": '"{path}" must be {type}',
+    "args.enum": '"{path}" must be one of {values}',
+    "args.undeclared": '"{path}" is not a declared property (additionalProperties: false)',
+    "args.not_object": '"arguments" must be an object',
+    "args.not_json": '"arguments" is not valid JSON',
+    "probe.code_required": 'code is required for kind "{kind}"',
+    # §3.4 provider messages
+    "fs.parent_segment": 'cannot resolve "{p}": a parent path segment is not a directory',
+    "fs.path_unicode": 'cannot resolve "{p}": path is not valid UTF-8',
+    "fs.read_missing": 'cannot read "{p}": not found',
+    "fs.not_regular": 'cannot {op} "{p}": not a regular file',
+    "fs.binary": 'cannot {op} "{p}": binary file',
+    "fs.invalid_utf8": 'cannot {op} "{p}": invalid UTF-8 text',
+    "fs.too_large": 'cannot read "{p}": {size} bytes exceeds the {limit}-byte limit',
+    "fs.permission": 'cannot {op} "{p}": permission denied',
+    "fs.io": 'cannot {op} "{p}": {reason}',
+    "fs.write_vanished": 'cannot write "{p}": file no longer exists',
+    "fs.changed": 'cannot {op} "{p}": file changed since it was read',
+    "fs.exists_unread": 'cannot overwrite existing "{p}" without reading it first',
+    "fs.edit_not_found": 'old_string was not found in "{p}"',
+    "fs.ambiguous": (
+        'old_string matched {n} times in "{p}"; '
+        "provide a more specific old_string or set replace_all to true"
+    ),
+    "fs.redirected": 'cannot {op} "{p}": the path changed while it was being written',
+    "fs.sandbox": 'cannot {op} "{p}": file access denied under {mode} mode',
+    # §4.1 the policy, §4.3 the remedy, §4.4 the marker
+    "policy.edit_unobserved": 'edit requires reading "{p}" first',
+    "remedy.reread": " — re-read the file, then retry",
+    "remedy.read": " — read the file, then retry",
+    "sandbox.marker": "[sandbox: file access denied under {mode} mode]",
+    # §4.2 outputs
+    "read.output": "<path>{p}</path>\n<type>file</type>\n<content>\n{body}\n</content>",
+    "read.body": "{lines}\n\n{footer}",
+    "read.body_empty": "{footer}",
+    "read.line": "{n}: {text}",
+    "read.truncated": "... (line truncated to 2000 chars)",
+    "read.footer.capped": "(Output capped. Showing lines {a}-{b}. Use offset={next} to continue.)",
+    "read.footer.more": "(Showing lines {a}-{b} of {total}. Use offset={next} to continue.)",
+    "read.footer.end": "(End of file - total {total} lines)",
+    "read.offset_range": 'offset {offset} is out of range for "{p}" ({total} lines)',
+    "write.output": "<path>{p}</path>\n<type>file</type>\n<content>\n{outcome}\n</content>",
+    "write.created": "Created file",
+    "write.updated": "Updated file",
+    "edit.output": "The file {p} has been updated successfully.",
+    "edit.output_all": "The file {p} has been updated. All occurrences were successfully replaced.",
+    "check.file_path": "file_path must be a non-empty string",
+    "check.nul": "file_path must not contain NUL characters",
+    "check.offset": "offset must be a positive integer",
+    "check.limit": "limit must be a positive integer",
+    "check.limit_max": "limit must be less than or equal to 2000",
+    "check.old_string": "old_string must be a non-empty string",
+    "check.differ": "old_string and new_string must differ",
+    # §2.4 the scripted model
+    "loop.out_of_steps": "scripted model has no more steps",
+}
+OPS: Final = ("read", "write", "edit")
+
+REMEDIES: Final = {"FS_STALE_VERSION": "remedy.reread", "FS_NOT_OBSERVED": "remedy.read"}
+"""The two guarded codes and the template of the one recovery each gets at the model boundary."""
 FS_CODES: Final = (
     "FS_NOT_FOUND",
     "FS_NOT_TEXT",
@@ -24,9 +99,23 @@ FS_CODES: Final = (
     "FS_AMBIGUOUS_EDIT",
     "FS_EDIT_NOT_FOUND",
 )
-REMEDIES: Final = {"FS_STALE_VERSION": REREAD, "FS_NOT_OBSERVED": READ_FIRST}
-"""The two guarded codes and the one recovery each gets at the model boundary."""
 PROBE_KINDS: Final = ("HarnessError", "FsError", "LlmError", "Exception")
+TYPE_WORDS: Final = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "a boolean",
+    "object": "an object",
+    "array": "an array",
+    "null": "null",
+}
+MAX_LINE: Final = 2000
+MAX_BYTES: Final = 51200
+MAX_LIMIT: Final = 2000
+
+
+class WordingError(ValueError):
+    """A wording table that cannot be used; the message names the file and the key."""
 
 
 def fs(code: str) -> tuple[str, str]:
@@ -34,143 +123,139 @@ def fs(code: str) -> tuple[str, str]:
     return ("FsError", code)
 
 
-# -- §3.4 provider messages -----------------------------------------------------------------
+class Wording:
+    """The templates in force: the spec's, with a harness's own re-pinned over them."""
+
+    def __init__(self, overrides: Mapping[str, str] | None = None, *, source: str = "") -> None:
+        self.overrides = dict(overrides or {})
+        self.source = source
+        self.root: str | None = None
+        """The current workspace root, for ``{rel}``."""
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Wording:
+        """Read a TOML wording table: ``[wording]`` mapping template keys to templates."""
+        where = os.fspath(path)
+        try:
+            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise WordingError(f"wording table {where}: cannot be read: {exc}") from None
+        table = data.get("wording")
+        if not isinstance(table, dict) or set(data) - {"wording"}:
+            raise WordingError(f"wording table {where}: expected one [wording] table of templates")
+        for key, template in table.items():
+            base = key
+            if key not in TEMPLATES and key.rsplit(".", 1)[-1] in OPS:
+                base = key.rsplit(".", 1)[0]  # a refinement for one operation: fs.changed.write
+            if base not in TEMPLATES:
+                raise WordingError(f"wording table {where}: unknown template key {key!r}")
+            if not isinstance(template, str):
+                raise WordingError(f"wording table {where}: {key!r} must be a string")
+            allowed = _fields(TEMPLATES[base]) | {"p", "rel", "op"}
+            unknown = _fields(template) - allowed
+            if unknown:
+                raise WordingError(
+                    f"wording table {where}: {key!r} uses unknown placeholder(s) "
+                    f"{', '.join('{' + u + '}' for u in sorted(unknown))}; "
+                    f"allowed: {', '.join('{' + a + '}' for a in sorted(allowed))}"
+                )
+        return cls(table, source=where)
+
+    def template(self, key: str, op: str | None = None) -> str:
+        """The template for ``key`` (refined by ``op`` where the table has one)."""
+        if op is not None and f"{key}.{op}" in self.overrides:
+            return self.overrides[f"{key}.{op}"]
+        return self.overrides.get(key, TEMPLATES[key])
+
+    def __call__(self, key: str, **fields: object) -> str:
+        """Fill in one template."""
+        op = fields.get("op")
+        template = self.template(key, op if isinstance(op, str) else None)
+        if "p" in fields and "rel" not in fields:
+            fields["rel"] = (
+                os.path.relpath(str(fields["p"]), self.root) if self.root else str(fields["p"])
+            )
+        return template.format(**fields)
+
+    # -- composed texts ---------------------------------------------------------------------
+
+    def error(self, message: str) -> str:
+        """What the model sees for a failed call."""
+        return self("error", message=message)
+
+    def fs_error(self, key: str, **fields: object) -> str:
+        """The model-visible text of a provider message (``Error: …``), without a remedy."""
+        return self.error(self(key, **fields))
+
+    def remedied(self, key: str, code: str, **fields: object) -> str:
+        """The model-visible text of a guarded refusal: message, then its one remedy."""
+        return self.error(self(key, **fields) + self(REMEDIES[code]))
+
+    def marker(self, mode: str) -> str:
+        """What the model sees for a fenced mutation."""
+        return self.error(self("sandbox.marker", mode=mode))
+
+    def write_output(self, p: str, *, created: bool) -> str:
+        """The output of a successful write."""
+        outcome = self("write.created" if created else "write.updated")
+        return self("write.output", p=p, outcome=outcome)
+
+    def edit_output(self, p: str, *, replace_all: bool = False) -> str:
+        """The output of a successful edit."""
+        return self("edit.output_all" if replace_all else "edit.output", p=p)
+
+    def violations(self, *violations: str) -> str:
+        """The text of a ``ToolArgsError`` result."""
+        return self.error(self("args.invalid", violations="; ".join(violations)))
+
+    def read_output(self, p: str, content: str, offset: int = 1, limit: int = MAX_LIMIT) -> str:
+        """The exact ``read`` output for ``content`` (SPEC §4.2), computed the simple way."""
+        lines = content.split("\n")
+        if content.endswith("\n"):
+            lines.pop()
+        if content == "":
+            lines = []
+        total = len(lines)
+        truncated = self("read.truncated")
+        shown: list[str] = []
+        used = 0
+        capped = False
+        for number in range(offset, min(total, offset + limit - 1) + 1):
+            text = lines[number - 1]
+            if text.endswith("\r"):
+                text = text[:-1]
+            if len(text) > MAX_LINE:
+                text = text[:MAX_LINE] + truncated
+            cost = len(text.encode("utf-8")) + (1 if shown else 0)
+            if used + cost > MAX_BYTES:
+                capped = True
+                break
+            used += cost
+            shown.append(self("read.line", n=number, text=text))
+        last = offset + len(shown) - 1
+        if capped:
+            footer = self("read.footer.capped", a=offset, b=last, next=last + 1)
+        elif shown and last < total:
+            footer = self("read.footer.more", a=offset, b=last, total=total, next=last + 1)
+        else:
+            footer = self("read.footer.end", total=total)
+        if shown:
+            body = self("read.body", lines="\n".join(shown), footer=footer)
+        else:
+            body = self("read.body_empty", footer=footer)
+        return self("read.output", p=p, body=body)
 
 
-def parent_not_dir(p: str) -> str:
-    return f'cannot resolve "{p}": a parent path segment is not a directory'
+SPEC_WORDING: Final = Wording()
+"""The spec's own wording, for code that judges the spec itself (the reference's tests)."""
 
 
-def read_missing(p: str) -> str:
-    return f'cannot read "{p}": not found'
-
-
-def not_regular(op: str, p: str) -> str:
-    return f'cannot {op} "{p}": not a regular file'
-
-
-def binary(op: str, p: str) -> str:
-    return f'cannot {op} "{p}": binary file'
-
-
-def invalid_utf8(op: str, p: str) -> str:
-    return f'cannot {op} "{p}": invalid UTF-8 text'
-
-
-def too_large(p: str, size: int, limit: int) -> str:
-    return f'cannot read "{p}": {size} bytes exceeds the {limit}-byte limit'
-
-
-def permission(op: str, p: str) -> str:
-    return f'cannot {op} "{p}": permission denied'
-
-
-def io_error(op: str, p: str, reason: str) -> str:
-    return f'cannot {op} "{p}": {reason}'
-
-
-def write_vanished(p: str) -> str:
-    return f'cannot write "{p}": file no longer exists'
-
-
-def changed(op: str, p: str) -> str:
-    return f'cannot {op} "{p}": file changed since it was read'
-
-
-def exists_unread(p: str) -> str:
-    return f'cannot overwrite existing "{p}" without reading it first'
-
-
-def edit_not_found(p: str) -> str:
-    return f'old_string was not found in "{p}"'
-
-
-def edit_ambiguous(p: str, n: int) -> str:
-    return (
-        f'old_string matched {n} times in "{p}"; '
-        "provide a more specific old_string or set replace_all to true"
-    )
-
-
-# -- §4 policy, tool outputs, the remedy and the marker -------------------------------------
-
-
-def edit_unobserved(p: str) -> str:
-    return f'edit requires reading "{p}" first'
-
-
-def sandbox_marker(mode: str) -> str:
-    return f"[sandbox: file access denied under {mode} mode]"
-
-
-def error_text(message: str) -> str:
-    """What the model sees for a failed call."""
-    return f"Error: {message}"
-
-
-def write_output(p: str, *, created: bool) -> str:
-    outcome = "Created file" if created else "Updated file"
-    return f"<path>{p}</path>\n<type>file</type>\n<content>\n{outcome}\n</content>"
-
-
-def edit_output(p: str, *, replace_all: bool = False) -> str:
-    if replace_all:
-        return f"The file {p} has been updated. All occurrences were successfully replaced."
-    return f"The file {p} has been updated successfully."
-
-
-def offset_out_of_range(offset: int, p: str, total: int) -> str:
-    return f'offset {offset} is out of range for "{p}" ({total} lines)'
-
-
-POST_SCHEMA: Final = {
-    "file_path": "file_path must be a non-empty string",
-    "offset": "offset must be a positive integer",
-    "limit": "limit must be a positive integer",
-    "limit_max": "limit must be less than or equal to 2000",
-    "old_string": "old_string must be a non-empty string",
-    "differ": "old_string and new_string must differ",
-}
-
-MAX_LINE: Final = 2000
-MAX_BYTES: Final = 51200
-TRUNCATED: Final = "... (line truncated to 2000 chars)"
-
-
-def read_output(p: str, content: str, offset: int = 1, limit: int = 2000) -> str:
-    """The exact ``read`` output for ``content`` (SPEC §4.2), computed the simple way."""
-    lines = content.split("\n")
-    if content.endswith("\n"):
-        lines.pop()
-    if content == "":
-        lines = []
-    total = len(lines)
-    shown: list[str] = []
-    used = 0
-    capped = False
-    for number in range(offset, min(total, offset + limit - 1) + 1):
-        text = lines[number - 1]
-        if text.endswith("\r"):
-            text = text[:-1]
-        if len(text) > MAX_LINE:
-            text = text[:MAX_LINE] + TRUNCATED
-        cost = len(text.encode("utf-8")) + (1 if shown else 0)
-        if used + cost > MAX_BYTES:
-            capped = True
-            break
-        used += cost
-        shown.append(f"{number}: {text}")
-    last = offset + len(shown) - 1
-    if capped:
-        footer = (
-            f"(Output capped. Showing lines {offset}-{last}. Use offset={last + 1} to continue.)"
-        )
-    elif shown and last < total:
-        footer = f"(Showing lines {offset}-{last} of {total}. Use offset={last + 1} to continue.)"
-    else:
-        footer = f"(End of file - total {total} lines)"
-    body = "\n".join(shown) + "\n\n" + footer if shown else footer
-    return f"<path>{p}</path>\n<type>file</type>\n<content>\n{body}\n</content>"
+def _fields(template: str) -> set[str]:
+    return {
+        name.split(".")[0].split("[")[0]
+        for _, name, _, _ in string.Formatter().parse(template)
+        if name
+    }
 
 
 # -- §1.2 rendering -------------------------------------------------------------------------

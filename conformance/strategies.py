@@ -14,7 +14,7 @@ from typing import Final
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
-from conformance.contract import Json
+from conformance.harness.contract import Json
 from conformance.spec import FS_CODES
 
 DEFAULT_EXAMPLES: Final = 30
@@ -23,7 +23,12 @@ CI_EXAMPLES: Final = 500
 
 def register_profiles() -> None:
     """(Re)register ``default`` and ``ci``; re-registering the active profile applies it."""
-    common = {"deadline": None, "database": None, "suppress_health_check": [HealthCheck.too_slow]}
+    common = {
+        "deadline": None,
+        "database": None,
+        # The judge is per case on purpose: a property stops at its first violation.
+        "suppress_health_check": [HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    }
     settings.register_profile("default", max_examples=DEFAULT_EXAMPLES, **common)  # type: ignore[arg-type]
     settings.register_profile(
         "ci",
@@ -41,7 +46,7 @@ def register_triage_profile() -> None:
         max_examples=DEFAULT_EXAMPLES,
         deadline=None,
         database=None,
-        suppress_health_check=[HealthCheck.too_slow],
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
         phases=[Phase.explicit, Phase.reuse, Phase.generate],
     )
 

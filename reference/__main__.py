@@ -43,7 +43,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     assert isinstance(records, list)
     for record in records:
-        print(json.dumps(record, ensure_ascii=False))
+        line = json.dumps(record, ensure_ascii=False)
+        if not line.isascii():
+            try:
+                line.encode(sys.stdout.encoding or "utf-8")
+            except UnicodeEncodeError:  # lone surrogates: JSON escapes carry them
+                line = json.dumps(record, ensure_ascii=True)
+        print(line)
     return 0
 
 

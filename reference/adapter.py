@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from reference import (
@@ -55,8 +55,25 @@ class ReferenceHarness:
     # -- identity -----------------------------------------------------------------------------
 
     def describe(self) -> dict[str, Json]:
-        """Name, version and language of the harness."""
-        return {"name": "reference", "version": __version__, "language": "python"}
+        """Name, version and language of the harness, and everything it implements."""
+        return {
+            "name": "reference",
+            "version": __version__,
+            "language": "python",
+            "capabilities": ["tools", "taxonomy", "loop", "native", "toolErrors", "pause"],
+            "options": {
+                "sandbox": ["read-only", "workspace-write", "danger-full-access"],
+                "writableRoots": True,
+                "maxReadBytes": True,
+                "probe": True,
+                "probeInterrupt": True,
+                "replaceAll": True,
+                "readWindow": True,
+                "unguarded": True,
+                "surrogates": True,
+            },
+            "paths": "any",
+        }
 
     def adopt_error(self, error: BaseException) -> str:
         """The handle of ``error``; the same object always gets the same handle."""
@@ -221,6 +238,19 @@ class ReferenceHarness:
         with self._lock:
             workspace = self._sessions[session]
         return workspace.call_tool(name, arguments).to_wire()
+
+    def tool_error(self, session: str, call_id: str) -> dict[str, Json] | None:
+        """The error behind a failed result of a session, by its call id."""
+        with self._lock:
+            workspace = self._sessions[session]
+        error = workspace.failure(call_id)
+        return None if error is None else {"handle": self.adopt_error(error)}
+
+    def arm_pause(self, session: str, point: str, on_pause: Callable[[], None]) -> None:
+        """Call ``on_pause`` when the session's next mutation reaches ``point``."""
+        with self._lock:
+            workspace = self._sessions[session]
+        workspace.arm_pause(point, on_pause)
 
     def close_workspace(self, session: str) -> None:
         """Forget a session."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final, TypeGuard
 
@@ -231,13 +231,7 @@ class LlmError(HarnessError):
         Returns ``self`` when nothing was secret. Otherwise the copy chains no cause: the
         original still holds the secret, and a traceback or log handler would print it.
         """
-        ordered = sorted({s for s in secrets if s}, key=len, reverse=True)
-
-        def scrub(text: str) -> str:
-            for secret in ordered:
-                text = text.replace(secret, REDACTED)
-            return text
-
+        scrub = redactor(secrets)
         message, code = scrub(self.message), scrub(self.code)
         request_id = None if self.request_id is None else scrub(self.request_id)
         if (message, code, request_id) == (self.message, self.code, self.request_id):
@@ -249,6 +243,19 @@ class LlmError(HarnessError):
             retry_after_ms=self.retry_after_ms,
             request_id=request_id,
         )
+
+
+def redactor(secrets: Iterable[str]) -> Callable[[str], str]:
+    """A function replacing each secret in a text with ``[REDACTED]``, longest first."""
+    ordered = sorted({s for s in secrets if s}, key=len, reverse=True)
+
+    def scrub(text: str) -> str:
+        for secret in ordered:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
+
+    return scrub
 
 
 def secret_values(environ: Mapping[str, str], *, api_key: str | None = None) -> tuple[str, ...]:

@@ -3,7 +3,8 @@
 Every failure inside a step (the provider raised, or *returned* a failure value) goes through
 ``to_error`` and ends the turn: an ``error`` event, then ``turn/end`` with ``kind: "error"``.
 Secrets never leave the provider boundary: an ``LlmError`` is redacted before it is raised
-into the loop (SPEC §1.3).
+into the loop, and every failure the loop records — whatever was raised or returned — is
+redacted again before it becomes an event (SPEC §1.4).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 import os
 from collections.abc import Mapping
 
-from reference.errors import LlmError, secret_values, to_error
+from reference.errors import LlmError, redactor, secret_values, to_error
 from reference.model import ModelProvider, ModelResponse
 from reference.session import (
     AssistantMessage,
@@ -81,21 +82,26 @@ class AgentLoop:
         try:
             return self.model.respond(messages, self.workspace.tool_specs())
         except LlmError as err:
-            environ = os.environ if self._environ is None else self._environ
-            clean = err.redacted(secret_values(environ, api_key=self.model.api_key))
+            clean = err.redacted(self._secrets())
             if clean is err:
                 raise
             # ``from None``: the original carries the secret; do not chain or show it.
             raise clean from None
 
+    def _secrets(self) -> tuple[str, ...]:
+        environ = os.environ if self._environ is None else self._environ
+        return secret_values(environ, api_key=self.model.api_key)
+
     def _fail(self, turn: int, step: int, failure: object) -> None:
+        """Record a failed step; its text is redacted whatever it was (SPEC {secret.redact.everywhere})."""
         err = to_error(failure)
+        scrub = redactor(self._secrets())
         try:
-            message = str(err)
+            message = scrub(str(err))
         except Exception:
             message = UNPRINTABLE
         code_attr = getattr(err, "code", None)
-        code = str(code_attr) if isinstance(code_attr, str) else None
+        code = scrub(str(code_attr)) if isinstance(code_attr, str) else None
         self.log.append(ErrorEvent(turn, step, message, code))
         self.log.append(TurnEnd(turn, message, code))
 

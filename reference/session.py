@@ -6,8 +6,10 @@ Wire form of an event: ``{"type": "<type>", "data": {…}}``. A log file is JSON
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import tempfile
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -188,10 +190,18 @@ def event_from_wire(wire: Mapping[str, object]) -> Event:
     raise ValueError(f"unknown event type {kind!r}")
 
 
-def derive_messages(events: Iterable[Event]) -> list[Wire]:
-    """Fold the log into model history. The structured ``error`` never reaches the model."""
+def derive_messages(events: Iterable[Event | Mapping[str, object]]) -> list[Wire]:
+    """Fold the log into model history. The structured ``error`` never reaches the model.
+
+    Takes typed events or their wire form (what ``run_scenario`` returns); anything else is
+    refused with a ``TypeError`` naming it, never folded silently into nothing.
+    """
     messages: list[Wire] = []
-    for event in events:
+    for item in events:
+        if isinstance(item, Mapping):
+            event: object = event_from_wire(item)
+        else:
+            event = item
         if isinstance(event, UserMessage):
             messages.append({"role": "user", "content": [b.to_wire() for b in event.content]})
         elif isinstance(event, AssistantMessage) and event.content:
@@ -206,6 +216,8 @@ def derive_messages(events: Iterable[Event]) -> list[Wire]:
                     "isError": result.is_error,
                 }
             )
+        elif not isinstance(event, ToolCall | ErrorEvent | TurnEnd | AssistantMessage):
+            raise TypeError(f"derive_messages takes session events, not {type(item).__name__}")
     return messages
 
 
@@ -230,10 +242,27 @@ class SessionLog:
         return [self.header(), *(event_to_wire(e) for e in self.events)]
 
     def write_jsonl(self, path: str | os.PathLike[str]) -> None:
-        """Write the log as JSON Lines (UTF-8)."""
-        with open(path, "w", encoding="utf-8", newline="\n") as out:
-            for record in self.records():
-                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        """Write the log as JSON Lines (UTF-8), whole, or not at all.
+
+        Every record is one line; text UTF-8 cannot carry (a lone surrogate) is written with
+        JSON's ``\\uXXXX`` escapes and reads back the same. The lines go to a temp file that
+        replaces ``path`` only once complete: a log that cannot be written raises, and the
+        previous file stays byte-identical.
+        """
+        lines = [_line(record) for record in self.records()]
+        target = os.fspath(path)
+        directory = os.path.dirname(os.path.abspath(target))
+        fd, temp = tempfile.mkstemp(prefix=".session-", suffix=".jsonl.tmp", dir=directory)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.writelines(lines)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temp, target)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp)
+            raise
 
     @classmethod
     def read_jsonl(cls, path: str | os.PathLike[str]) -> SessionLog:
@@ -293,6 +322,15 @@ class _Fields:
 
     def optional_text(self, name: str) -> str | None:
         return None if self._data.get(name) is None else self.text(name)
+
+
+def _line(record: Wire) -> bytes:
+    """One log line; ``\\uXXXX`` escapes where UTF-8 cannot carry the text."""
+    text = json.dumps(record, ensure_ascii=False)
+    try:
+        return text.encode("utf-8") + b"\n"
+    except UnicodeEncodeError:
+        return json.dumps(record, ensure_ascii=True).encode("ascii") + b"\n"
 
 
 def _mapping(value: object, where: str) -> Mapping[str, object]:

@@ -5,18 +5,19 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
+from reference.errors import redactor, secret_values
 from reference.fs import LocalFs, SandboxFs
 from reference.policy import ObservationPolicy
-from reference.tools import FsTools, Tool, ToolExecutionResult, ToolRegistry, probe_tool
+from reference.tools import FsTools, Tool, ToolExecutionResult, ToolRegistry, probe_tools
 
 
 class Workspace:
     """A session over ``root``: ``read``/``write``/``edit`` registered, calls numbered per session.
 
-    ``call_tool`` is thread-safe; the per-file locks of the provider are shared by every
-    workspace in the process, so two sessions writing one file serialize.
+    ``call_tool`` is thread-safe; the provider locks a file's directory for every mutation, so
+    two sessions (or two processes) writing one file serialize.
     """
 
     def __init__(
@@ -28,6 +29,7 @@ class Workspace:
         max_read_bytes: int | None = None,
         probe: bool = False,
         writable_roots: Sequence[str] = (),
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         if not isinstance(root, str | os.PathLike):
             raise TypeError(f"workspace root must be a path, not {type(root).__name__}")
@@ -38,15 +40,17 @@ class Workspace:
             raise TypeError("policy and probe must be booleans")
         self.sandbox = sandbox
         self.policy = ObservationPolicy() if policy else None
-        provider = SandboxFs(
-            LocalFs(max_read_bytes=max_read_bytes), sandbox, (self.root, *writable_roots)
-        )
-        self._registry = ToolRegistry()
+        self._local = LocalFs(max_read_bytes=max_read_bytes)
+        provider = SandboxFs(self._local, sandbox, (self.root, *writable_roots))
+        # Failure text never carries a secret of this environment (SPEC §1.4).
+        self.redact = redactor(secret_values(os.environ if environ is None else environ))
+        self._registry = ToolRegistry(self.redact)
         fs_tools = FsTools(provider, cwd=self.root, policy=self.policy, sandbox_mode=sandbox)
         for tool in fs_tools.tools():
             self._registry.register(tool)
         if probe:
-            self._registry.register(probe_tool())
+            for tool in probe_tools():
+                self._registry.register(tool)
         self._ids = itertools.count(1)
         self._ids_lock = threading.Lock()
 
@@ -71,6 +75,14 @@ class Workspace:
         """Call a tool under an id the caller allocated (the agent loop records it first)."""
         return self._registry.execute(call_id, name, arguments)
 
+    def failure(self, call_id: str) -> Exception | None:
+        """The error behind a recent failed result of this session, if still kept."""
+        return self._registry.failure(call_id)
+
+    def arm_pause(self, point: str, on_pause: Callable[[], None]) -> None:
+        """Call ``on_pause`` when this session's next mutation reaches ``point`` (SPEC §6.4)."""
+        self._local.arm(point, on_pause)
+
 
 def open_workspace(
     root: str | os.PathLike[str],
@@ -80,6 +92,7 @@ def open_workspace(
     max_read_bytes: int | None = None,
     probe: bool = False,
     writable_roots: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
 ) -> Workspace:
     """Open one session's tool runtime over ``root`` (see ``Workspace``)."""
     return Workspace(
@@ -89,4 +102,5 @@ def open_workspace(
         max_read_bytes=max_read_bytes,
         probe=probe,
         writable_roots=writable_roots,
+        environ=environ,
     )

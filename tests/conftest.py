@@ -9,6 +9,7 @@ import pytest
 
 from conformance.strategies import register_profiles
 from reference import ToolExecutionResult, open_workspace
+from reference.fs.local import TEMP_NAME
 from reference.workspace import Workspace
 
 # The suite's profiles: a fast default, and ``ci`` (``--hypothesis-profile ci``, or automatically
@@ -35,4 +36,4 @@ def error_of(result: ToolExecutionResult) -> tuple[str, str] | None:
 
 def leftovers(directory: Path) -> list[str]:
     """Temp files the provider may have left behind (there must never be any)."""
-    return sorted(name for name in os.listdir(directory) if name.endswith(".tmp"))
+    return sorted(name for name in os.listdir(directory) if TEMP_NAME.fullmatch(name))

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import errno
+import fcntl
 import hashlib
 import os
 import stat
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -26,7 +28,7 @@ from reference.fs import (
     Target,
     Version,
 )
-from reference.fs import local as local_module
+from reference.fs.local import CHUNK_BYTES
 from tests.conftest import leftovers
 
 
@@ -86,11 +88,19 @@ def test_resolve_refuses_a_file_as_a_parent_segment(
     )
 
 
-def test_resolve_refuses_a_nul_character(local: LocalFs, tmp_path: Path) -> None:
+def test_resolve_refuses_a_nul_character_even_one_cancelled_by_dotdot(
+    local: LocalFs, tmp_path: Path
+) -> None:
+    for path in ["a\0b", "x\0/../y.txt"]:
+        with pytest.raises(ValueError, match="^file_path must not contain NUL characters$"):
+            local.resolve(path, str(tmp_path))
+
+
+def test_resolve_refuses_a_path_that_is_not_unicode(local: LocalFs, tmp_path: Path) -> None:
     _fails(
-        lambda: local.resolve("a\0b", str(tmp_path)),
-        FsErrorCode.FS_IO_ERROR,
-        f'cannot resolve "{tmp_path}/a\0b": path contains a NUL character',
+        lambda: local.resolve("bad\ud800.txt", str(tmp_path)),
+        FsErrorCode.FS_NOT_FOUND,
+        f'cannot resolve "{tmp_path}/bad\ufffd.txt": path is not valid UTF-8',
     )
 
 
@@ -112,22 +122,24 @@ def test_fresh_observation_is_racy_and_keeps_the_content_hash(
 ) -> None:
     (tmp_path / "a.txt").write_text("hello\n")
     _, version = _read(local, local.resolve("a.txt", str(tmp_path)))
-    assert version.sha256 == hashlib.sha256(b"hello\n").hexdigest()
+    assert version.digest == hashlib.sha256(b"hello\n").hexdigest()
 
 
 def test_old_observation_keeps_no_hash(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("hello\n")
     later = LocalFs(clock=lambda: time.time_ns() + 60_000_000_000)
     _, version = _read(later, later.resolve("a.txt", str(tmp_path)))
-    assert version.sha256 is None
+    assert version.digest is None
 
 
 FROZEN_NS = 1_700_000_000_000_000_000
 
 
-def _frozen_stat(path: str | int) -> os.stat_result:
+def _frozen_stat(
+    path: str | int, *, dir_fd: int | None = None, follow_symlinks: bool = True
+) -> os.stat_result:
     """A stat whose timestamps never tick: the coarsest granularity a kernel could have."""
-    st = os.stat(path)
+    st = os.stat(path, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
     extra = {
         name: getattr(st, name)
         for name in ("st_atime_ns", "st_blksize", "st_blocks", "st_rdev")
@@ -166,7 +178,7 @@ def test_rewrite_inside_one_timestamp_tick_is_stale(tmp_path: Path) -> None:
     path.write_text("v1.0.0\n")
     target = local.resolve("v.txt", str(tmp_path))
     _, seen = _read(local, target)
-    assert seen.sha256 is not None
+    assert seen.digest is not None
     _same_size_rewrite(path, b"v2.0.0\n")
     _, after = _read(local, target)
     assert after.stamp == seen.stamp
@@ -190,7 +202,7 @@ def test_without_the_racy_hash_a_same_tick_rewrite_would_go_unseen(tmp_path: Pat
     path.write_text("v1.0.0\n")
     target = local.resolve("v.txt", str(tmp_path))
     _, seen = _read(local, target)
-    assert seen.sha256 is None
+    assert seen.digest is None
     _same_size_rewrite(path, b"v2.0.0\n")
     local.edit(target, EditRequest("v2", "v9"), ExpectVersion(seen))
     assert path.read_text() == "v9.0.0\n"
@@ -232,9 +244,11 @@ def test_create_if_absent_never_overwrites_a_file_created_after_the_check(
 ) -> None:
     real_link = os.link
 
-    def competitor_wins(src: str, dst: str) -> None:
-        Path(dst).write_text("competitor\n")
-        real_link(src, dst)
+    def competitor_wins(src: str, dst: str, **where: Any) -> None:
+        fd = os.open(dst, os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=where["dst_dir_fd"])
+        os.write(fd, b"competitor\n")
+        os.close(fd)
+        real_link(src, dst, **where)
 
     monkeypatch.setattr(os, "link", competitor_wins)
     _fails(
@@ -249,7 +263,7 @@ def test_create_if_absent_never_overwrites_a_file_created_after_the_check(
 def test_without_hard_links_create_falls_back_to_an_exclusive_create(
     local: LocalFs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def no_links(src: str, dst: str) -> None:
+    def no_links(src: str, dst: str, **where: Any) -> None:
         raise OSError(errno.EPERM, "Operation not permitted")
 
     monkeypatch.setattr(os, "link", no_links)
@@ -413,7 +427,7 @@ def test_read_streams_in_chunks(local: LocalFs, tmp_path: Path) -> None:
     chunks: list[str] = []
     local.read_text(local.resolve("big.txt", str(tmp_path)), chunks.append)
     assert len([c for c in chunks if c]) > 1
-    assert max(len(c) for c in chunks) <= local_module.CHUNK_BYTES
+    assert max(len(c) for c in chunks) <= CHUNK_BYTES
     assert "".join(chunks) == "é" * 100_000
 
 
@@ -545,7 +559,7 @@ def test_write_creates_missing_parents(local: LocalFs, tmp_path: Path) -> None:
 def test_a_failed_write_removes_the_parents_it_created(
     local: LocalFs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def full(*args: object) -> None:
+    def full(*args: object, **where: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(os, "replace", full)
@@ -563,7 +577,7 @@ def test_enospc_at_replace_leaves_the_original_intact(
     path = tmp_path / "a.txt"
     path.write_text("original\n")
 
-    def full(*args: object) -> None:
+    def full(*args: object, **where: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(os, "replace", full)
@@ -659,6 +673,10 @@ def test_two_sessions_writing_one_version_at_once_exactly_one_wins(tmp_path: Pat
         assert leftovers(tmp_path) == []
 
 
-def test_key_locks_are_released_after_use(local: LocalFs, tmp_path: Path) -> None:
+def test_the_directory_lock_is_released_after_use(local: LocalFs, tmp_path: Path) -> None:
     local.write(local.resolve("a.txt", str(tmp_path)), "x", None)
-    assert local_module._LOCKS._locks == {}
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # would raise if still held
+    finally:
+        os.close(fd)

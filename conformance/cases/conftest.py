@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -10,10 +11,14 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from conformance.client import Client, Session
-from conformance.contract import Json, JsonObject, NativeHarness
 from conformance.disk import Disk
+from conformance.harness.contract import Json, JsonObject
+from conformance.secrets import RunSecrets
 from conformance.snapshots import ConformanceSnapshots, Transcript
+from conformance.spec import Wording
 from conformance.strategies import register_profiles
+from conformance.verdict import Judge
+from conformance.watch import Watch
 
 register_profiles()
 
@@ -24,19 +29,39 @@ def client(conformance_client: Client) -> Client:
     return conformance_client
 
 
-@pytest.fixture(scope="session")
-def native(conformance_client: Client) -> NativeHarness:
-    """The optional native layer; cases that need it skip for harnesses without one."""
-    if conformance_client.native is None:
-        pytest.skip("the harness has no native layer (Python object hand-over)")
-    return conformance_client.native
+@pytest.fixture
+def secrets(client: Client) -> RunSecrets:
+    """The secrets planted in the harness's environment for this run (SPEC §1.4)."""
+    assert client.secrets is not None
+    return client.secrets
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
-    """An empty workspace directory the suite owns."""
+def judge(client: Client) -> Judge:
+    """This case's judge (see ``conformance.verdict``)."""
+    assert client.judge is not None, "the conformance plugin gives every case a judge"
+    return client.judge
+
+
+@pytest.fixture
+def w(client: Client) -> Wording:
+    """The wording in force: the spec's, or the harness's own wording table."""
+    return client.wording
+
+
+@pytest.fixture
+def root(tmp_path: Path, client: Client) -> Path:
+    """An empty workspace directory the suite owns, watched with everything around it."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
+    extra = {}
+    for label, directory in client.scratch.items():
+        for stray in os.listdir(directory):  # a previous case already reported them
+            path = directory / stray
+            shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+        extra[label] = directory
+    client.watch = Watch(tmp_path, workspace, extra)
+    client.wording.root = str(workspace)
     return workspace
 
 
@@ -70,7 +95,7 @@ def session(open_session: Callable[..., Session]) -> Session:
 @pytest.fixture
 def transcript_snapshot(
     snapshot: SnapshotAssertion, request: pytest.FixtureRequest
-) -> Callable[[list[JsonObject], str], None]:
+) -> Callable[[list[JsonObject], str], bool]:
     """Compare a session log with its pinned snapshot (normalized and scanned first)."""
     module = Path(str(request.node.path)).stem
     where = f"{ConformanceSnapshots.directory / module}.ambr::{request.node.name}"
@@ -78,8 +103,8 @@ def transcript_snapshot(
     # or it could never report an obsolete snapshot there.
     pinned = snapshot.use_extension(ConformanceSnapshots)
 
-    def check(records: list[JsonObject], workspace: str) -> None:
+    def check(records: list[JsonObject], workspace: str) -> bool:
         __tracebackhide__ = True  # its arguments are the log before the secret scan
-        assert pinned == Transcript(records, os.fspath(workspace), where)
+        return bool(pinned == Transcript(records, os.fspath(workspace), where))
 
     return check

@@ -2,97 +2,76 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
-from conformance import spec
+from conformance.cases import case
 from conformance.client import Session
 from conformance.disk import Disk
+from conformance.spec import Wording, fs
 
-STALE = spec.fs("FS_STALE_VERSION")
+STALE = fs("FS_STALE_VERSION")
 
 
 @pytest.fixture
 def deleted(session: Session, disk: Disk) -> str:
     """A file the session read, which someone else then deleted; returns its display path."""
     disk.write("draft.txt", "first draft\n")
-    assert session.read("draft.txt").error is None
+    session.read("draft.txt").accepted("policy.record")
     disk.delete("draft.txt")
     return disk.display("draft.txt")
 
 
-def _nothing_created(disk: Disk) -> None:
-    assert os.listdir(disk.root) == []
-
-
-@pytest.mark.case("DEL-001")
-def test_write_to_a_deleted_target(session: Session, disk: Disk, deleted: str) -> None:
+@case("DEL-001", rules=["policy.dead-end", "fs.msg.write-vanished"])
+def test_write_to_a_deleted_target(session: Session, deleted: str, w: Wording) -> None:
     """refuse a guarded write to a deleted file with 'file no longer exists' and the remedy"""
-    result = session.write("draft.txt", "better\n")
-    assert (result.text, result.error) == (
-        spec.error_text(spec.write_vanished(deleted) + spec.REREAD),
-        STALE,
-    )
-    _nothing_created(disk)
+    result = session.write("draft.txt", "better\n").refused("policy.dead-end")
+    result.says(w.remedied("fs.write_vanished", "FS_STALE_VERSION", p=deleted), "fs.msg.write-vanished")
+    result.code(STALE, "fs.msg.write-vanished")
 
 
-@pytest.mark.case("DEL-002")
-def test_edit_of_a_deleted_target(session: Session, disk: Disk, deleted: str) -> None:
+@case("DEL-002", rules=["policy.dead-end", "fs.msg.edit-changed"])
+def test_edit_of_a_deleted_target(session: Session, deleted: str, w: Wording) -> None:
     """refuse a guarded edit of a deleted file as 'file changed since it was read' with the remedy"""
-    result = session.edit("draft.txt", "first", "better")
-    assert (result.text, result.error) == (
-        spec.error_text(spec.changed("edit", deleted) + spec.REREAD),
-        STALE,
-    )
-    _nothing_created(disk)
+    result = session.edit("draft.txt", "first", "better").refused("policy.dead-end")
+    result.says(w.remedied("fs.changed", "FS_STALE_VERSION", op="edit", p=deleted), "fs.msg.edit-changed")
+    result.code(STALE, "fs.msg.edit-changed")
 
 
-@pytest.mark.case("DEL-003")
-def test_reread_of_a_deleted_target_fails(session: Session, disk: Disk, deleted: str) -> None:
+@case("DEL-003", rules=["policy.dead-end", "fs.msg.read-missing"])
+def test_reread_of_a_deleted_target_fails(session: Session, deleted: str, w: Wording) -> None:
     """fail the re-read with FS_NOT_FOUND and no remedy"""
-    result = session.read("draft.txt")
-    assert (result.text, result.error) == (
-        spec.error_text(spec.read_missing(deleted)),
-        spec.fs("FS_NOT_FOUND"),
-    )
+    result = session.read("draft.txt").refused("policy.dead-end")
+    result.says(w.fs_error("fs.read_missing", p=deleted), "fs.msg.read-missing")
+    result.code(fs("FS_NOT_FOUND"), "fs.msg.read-missing")
 
 
-@pytest.mark.case("DEL-004")
-def test_retries_fail_the_same_way(session: Session, disk: Disk, deleted: str) -> None:
+@case("DEL-004", rules=["policy.dead-end", "policy.failed-read"])
+def test_retries_fail_the_same_way(session: Session, deleted: str, w: Wording) -> None:
     """keep failing closed after the failed re-read, creating nothing (the remedy is no promise)"""
-    session.read("draft.txt")
+    session.read("draft.txt").refused("policy.failed-read")
     for _ in range(2):
-        assert session.write("draft.txt", "better\n").text == spec.error_text(
-            spec.write_vanished(deleted) + spec.REREAD
-        )
-        assert session.edit("draft.txt", "first", "x").text == spec.error_text(
-            spec.changed("edit", deleted) + spec.REREAD
-        )
-        session.read("draft.txt")
-    _nothing_created(disk)
+        session.write("draft.txt", "better\n").refused("policy.dead-end").says(
+            w.remedied("fs.write_vanished", "FS_STALE_VERSION", p=deleted), "policy.dead-end")  # fmt: skip
+        session.edit("draft.txt", "first", "x").refused("policy.dead-end").says(
+            w.remedied("fs.changed", "FS_STALE_VERSION", op="edit", p=deleted), "policy.dead-end")  # fmt: skip
+        session.read("draft.txt").refused("policy.failed-read")
 
 
-@pytest.mark.case("DEL-005")
-def test_reappeared_target_still_needs_a_read(session: Session, disk: Disk, deleted: str) -> None:
+@case("DEL-005", rules=["policy.dead-end", "fs.msg.changed"])
+def test_reappeared_target_still_needs_a_read(session: Session, disk: Disk, deleted: str, w: Wording) -> None:
     """refuse to replace the file once it exists again until it is freshly read"""
-    session.write("draft.txt", "better\n")
+    session.write("draft.txt", "better\n").refused("policy.dead-end")
     disk.write("draft.txt", "second draft\n")
-    result = session.write("draft.txt", "better\n")
-    assert (result.text, result.error) == (
-        spec.error_text(spec.changed("write", deleted) + spec.REREAD),
-        STALE,
-    )
-    assert disk.read("draft.txt") == b"second draft\n"
+    result = session.write("draft.txt", "better\n").refused("policy.dead-end")
+    result.says(w.remedied("fs.changed", "FS_STALE_VERSION", op="write", p=deleted), "fs.msg.changed")
+    result.code(STALE, "fs.msg.changed")
 
 
-@pytest.mark.case("DEL-006")
-def test_fresh_read_ends_the_dead_end(session: Session, disk: Disk, deleted: str) -> None:
+@case("DEL-006", rules=["policy.dead-end", "policy.record"])
+def test_fresh_read_ends_the_dead_end(session: Session, disk: Disk, deleted: str, w: Wording) -> None:
     """accept write and edit again once the reappeared file has been read"""
     disk.write("draft.txt", "second draft\n")
-    assert session.read("draft.txt").error is None
-    assert session.write("draft.txt", "better draft\n").text == spec.write_output(
-        deleted, created=False
-    )
-    assert session.edit("draft.txt", "better", "best").error is None
-    assert disk.read("draft.txt") == b"best draft\n"
+    session.read("draft.txt").accepted("policy.dead-end")
+    session.write("draft.txt", "better draft\n").accepted("policy.dead-end", changes={"draft.txt": "better draft\n"}).says(
+        w.write_output(deleted, created=False), "write.output")  # fmt: skip
+    session.edit("draft.txt", "better", "best").accepted("policy.record", changes={"draft.txt": "best draft\n"})

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
+from conformance.cases import case, needs
 from conformance.client import Client
-from conformance.contract import JsonObject
+from conformance.harness.contract import JsonObject
+from conformance.verdict import Judge
+
+pytestmark = needs("loop")
 
 USER: JsonObject = {
     "type": "user/message",
@@ -49,35 +53,43 @@ END: JsonObject = {
 EMPTY: JsonObject = {"type": "assistant/message", "data": {"turn": 1, "step": 2, "content": []}}
 
 
-@pytest.mark.case("DRV-001")
-def test_history_shapes(client: Client) -> None:
+@case("DRV-001", rules=["history.fold"])
+def test_history_shapes(client: Client, judge: Judge) -> None:
     """fold user, assistant and tool results into {role, …} messages, in order"""
-    assert client.derive([USER, ASSISTANT, CALL, RESULT]) == [
+    judge.equal("derive_messages", client.derive([USER, ASSISTANT, CALL, RESULT]), [
         {"role": "user", "content": [{"type": "text", "text": "go"}]},
         {"role": "assistant", "content": [USE]},
         {"role": "tool", "callId": "call_1", "content": FAILED_TEXT, "isError": True},
-    ]
+    ], rule="history.fold")  # fmt: skip
 
 
-@pytest.mark.case("DRV-002")
-def test_structured_error_never_reaches_the_model(client: Client) -> None:
+@case("DRV-002", rules=["history.no-error"])
+def test_structured_error_never_reaches_the_model(client: Client, judge: Judge) -> None:
     """never surface the structured error in history: the model sees only the text"""
-    messages = client.derive([RESULT])
-    assert messages == [
-        {"role": "tool", "callId": "call_1", "content": FAILED_TEXT, "isError": True}
-    ]
-    assert "FS_NOT_FOUND" not in str(messages)
+    judge.equal("derive_messages of a failed result", client.derive([RESULT]),
+                [{"role": "tool", "callId": "call_1", "content": FAILED_TEXT, "isError": True}],
+                rule="history.no-error")  # fmt: skip
 
 
-@pytest.mark.case("DRV-003")
-def test_empty_assistant_messages_are_skipped(client: Client) -> None:
+@case("DRV-003", rules=["history.empty"])
+def test_empty_assistant_messages_are_skipped(client: Client, judge: Judge) -> None:
     """skip assistant messages whose content is empty"""
-    assert client.derive([USER, EMPTY]) == [
-        {"role": "user", "content": [{"type": "text", "text": "go"}]}
-    ]
+    judge.equal("derive_messages", client.derive([USER, EMPTY]),
+                [{"role": "user", "content": [{"type": "text", "text": "go"}]}], rule="history.empty")  # fmt: skip
 
 
-@pytest.mark.case("DRV-004")
-def test_other_events_are_not_history(client: Client) -> None:
+@case("DRV-004", rules=["history.others"])
+def test_other_events_are_not_history(client: Client, judge: Judge) -> None:
     """leave tool/call, error and turn/end events out of history"""
-    assert client.derive([CALL, ERROR, END]) == []
+    judge.equal("derive_messages", client.derive([CALL, ERROR, END]), [], rule="history.others")
+
+
+@case("DRV-005", rules=["history.input"])
+def test_the_events_of_a_run_fold_into_history(client: Client, root: Path, judge: Judge) -> None:
+    """fold the very events run_scenario returned, never silently to []"""
+    scenario = {"name": "h", "workspace": {"a.txt": "a\n"}, "prompt": "go",
+                "steps": [{"tool_calls": [{"name": "read", "arguments": {"file_path": "nope"}}]}, {"text": "DONE"}]}  # fmt: skip
+    events = client.scenario(str(root), scenario)[1:]
+    messages = client.derive(events)
+    judge.equal("the roles of derive_messages over a run's own events", [m.get("role") for m in messages],
+                ["user", "assistant", "tool", "assistant"], rule="history.input")  # fmt: skip

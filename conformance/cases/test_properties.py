@@ -1,8 +1,11 @@
-"""Property cases (hypothesis): the rules of §1, §2.1 and §4.3 for arbitrary inputs."""
+"""Property cases (hypothesis): the rules of §1, §2.1 and §4.3 for arbitrary inputs.
+
+Each runs from a fixed seed derived from its case ID (``--hypothesis-seed`` explores others), so
+the same harness gets the same verdict on every run.
+"""
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Iterator
 
 import pytest
@@ -10,9 +13,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance import spec
+from conformance.cases import case, needs
 from conformance.client import Client, Session
-from conformance.contract import Json, JsonObject, NativeHarness
+from conformance.harness.contract import Json, JsonObject
 from conformance.strategies import CODES, FS_CODE, NON_EMPTY_TEXT, TEXT
+from conformance.verdict import Judge
 
 GUARDED = spec.REMEDIES
 # JSON whose compact rendering is the same in every language (no floats).
@@ -29,86 +34,72 @@ def probe(client: Client, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         yield session
 
 
-@pytest.mark.case("PROP-001")
+@case("PROP-001", rules=["remedy.stale", "remedy.not-observed", "remedy.code", "remedy.cause", "remedy.passthrough"])
+@needs("taxonomy")
 @given(message=TEXT, code=FS_CODE)
-def test_remedy_for_every_fs_error(client: Client, message: str, code: str) -> None:
+def test_remedy_for_every_fs_error(client: Client, judge: Judge, message: str, code: str) -> None:
     """remedy exactly the two guarded codes: same code, original as cause, exactly one remedy"""
     original = client.error("FsError", message, code=code)
     ref, same = client.remediate({"handle": original})
     if code not in GUARDED:
-        assert (ref, same) == ({"handle": original}, True)
+        judge.equal(f"remediate of an {code} FsError", (ref, same), ({"handle": original}, True), rule="remedy.passthrough")
         return
-    described = client.inspect(str(ref["handle"]))
-    cause = described["cause"]
-    assert same is False
-    assert (described["name"], described["code"], described["message"]) == (
-        "FsError",
-        code,
-        message + GUARDED[code],
-    )
-    assert isinstance(cause, dict)
-    assert cause["handle"] == original
+    described = client.inspect(str(ref.get("handle")))
+    judge.equal(f"remediate of an {code} FsError gave (same, name, code)", (same, described["name"], described["code"]),
+                (False, "FsError", code), rule="remedy.code")  # fmt: skip
+    judge.equal(f"the remedied {code} message", described["message"], message + client.wording(GUARDED[code]),
+                rule="remedy.stale" if code == "FS_STALE_VERSION" else "remedy.not-observed", level="wording")  # fmt: skip
+    judge.equal("the remedied error's cause", (described["cause"] or {}).get("handle"), original, rule="remedy.cause")
 
 
-@pytest.mark.case("PROP-002")
-@given(
-    kind=st.sampled_from(["HarnessError", "LlmError", "Exception"]),
-    message=NON_EMPTY_TEXT,
-    code=CODES | FS_CODE,
-    value=EXACT_JSON,
-)
-def test_remedy_passes_everything_else(
-    client: Client, kind: str, message: str, code: str, value: Json
-) -> None:
+@case("PROP-002", rules=["remedy.passthrough"])
+@needs("taxonomy")
+@given(kind=st.sampled_from(["HarnessError", "LlmError", "Exception"]), message=NON_EMPTY_TEXT,
+       code=CODES | FS_CODE, value=EXACT_JSON)  # fmt: skip
+def test_remedy_passes_everything_else(client: Client, judge: Judge, kind: str, message: str, code: str,
+                                       value: Json) -> None:  # fmt: skip
     """return every non-FsError error, and every plain value, as the same object"""
-    handle = (
-        client.error(kind, message, code=code)
-        if kind != "Exception"
-        else client.error(kind, message)
-    )
-    assert client.remediate({"handle": handle}) == ({"handle": handle}, True)
-    assert client.remediate({"value": value}) == ({"value": value}, True)
+    handle = client.error(kind, message, code=code) if kind != "Exception" else client.error(kind, message)
+    judge.equal(f"remediate of a {kind} with code {code}", client.remediate({"handle": handle}), ({"handle": handle}, True),
+                rule="remedy.passthrough")  # fmt: skip
+    judge.equal(f"remediate of the value {value!r}", client.remediate({"value": value}), ({"value": value}, True),
+                rule="remedy.passthrough")  # fmt: skip
 
 
-@pytest.mark.case("PROP-003")
+@case("PROP-003", rules=["tool.error.structured", "tool.error.plain", "tool.error.text"])
+@needs(options=["probe"])
 @given(kind=st.sampled_from(spec.PROBE_KINDS), message=NON_EMPTY_TEXT, code=CODES, fs_code=FS_CODE)
-def test_registry_reports_every_harness_error(
-    probe: Session, kind: str, message: str, code: str, fs_code: str
-) -> None:
+def test_registry_reports_every_harness_error(probe: Session, client: Client, kind: str, message: str, code: str,
+                                              fs_code: str) -> None:  # fmt: skip
     """report name and code of any HarnessError subclass raised by a tool, and none otherwise"""
     code = fs_code if kind == "FsError" else code
-    result = probe.probe(kind, message, code)
-    expected = None if kind == "Exception" else (kind, code)
-    assert (result.text, result.is_error, result.error) == (
-        spec.error_text(message),
-        True,
-        expected,
-    )
+    result = probe.probe(kind, message, code).refused("tool.error.text")
+    result.says(client.wording.error(message), "tool.error.text")
+    result.code(None if kind == "Exception" else (kind, code), "tool.error.structured")
 
 
-@pytest.mark.case("PROP-004")
+@case("PROP-004", rules=["err.to-error.value", "err.to-error.exception", "err.render"])
+@needs("taxonomy")
 @given(value=EXACT_JSON, kind=st.sampled_from(["Exception", "HarnessError", "FsError"]))
-def test_to_error(client: Client, value: Json, kind: str) -> None:
+def test_to_error(client: Client, judge: Judge, value: Json, kind: str) -> None:
     """wrap every non-exception value as UNKNOWN with it as cause; return exceptions unchanged"""
     handle, same = client.to_error({"value": value})
     described = client.inspect(handle)
-    assert same is False
-    assert (described["name"], described["code"], described["message"]) == (
-        "HarnessError",
-        "UNKNOWN",
-        spec.render_value(value),
-    )
+    judge.equal(f"to_error of {value!r}: (same, name, code)", (same, described["name"], described["code"]),
+                (False, "HarnessError", "UNKNOWN"), rule="err.to-error.value")  # fmt: skip
+    judge.equal(f"the message of to_error({value!r})", described["message"], spec.render_value(value), rule="err.render",
+                level="wording")  # fmt: skip
     # A null cause value and no cause are the same thing (SPEC §1.1: cause is None either way).
-    assert described["cause"] in ([None, {"value": None}] if value is None else [{"value": value}])
+    expected = [None, {"value": None}] if value is None else [{"value": value}]
+    judge.true(described["cause"] in expected, f"the cause of to_error({value!r}) is {described['cause']!r}",
+               rule="err.to-error.value")  # fmt: skip
     code = {"HarnessError": "C", "FsError": "FS_IO_ERROR"}.get(kind)
     error = client.error(kind, "m", code=code) if code else client.error(kind, "m")
-    assert client.to_error({"handle": error}) == (error, True)
+    judge.equal(f"to_error of a {kind}", client.to_error({"handle": error}), (error, True), rule="err.to-error.exception")
 
 
 CHAIN_LINKS = st.lists(
-    st.tuples(
-        st.sampled_from(["HarnessError", "FsError", "LlmError", "Exception"]), NON_EMPTY_TEXT
-    ),
+    st.tuples(st.sampled_from(["HarnessError", "FsError", "LlmError", "Exception"]), NON_EMPTY_TEXT),
     min_size=1,
     max_size=6,
 )
@@ -120,11 +111,8 @@ def _build_chain(client: Client, links: list[tuple[str, str]], tail: Json | None
     handle = ""
     for index, (drawn, message) in enumerate(reversed(links)):
         # Only harness errors carry a non-exception cause.
-        value_cause = cause is not None and "value" in cause
-        kind = "HarnessError" if drawn == "Exception" and value_cause else drawn
-        extra: dict[str, Json] = {"code": {"FsError": "FS_IO_ERROR"}.get(kind, f"C{index}")}
-        if kind == "Exception":
-            extra = {}
+        kind = "HarnessError" if drawn == "Exception" and cause is not None and "value" in cause else drawn
+        extra: dict[str, Json] = {} if kind == "Exception" else {"code": {"FsError": "FS_IO_ERROR"}.get(kind, f"C{index}")}
         if cause is not None:
             extra["cause"] = cause
         handle = client.error(kind, message, **extra)
@@ -132,34 +120,27 @@ def _build_chain(client: Client, links: list[tuple[str, str]], tail: Json | None
     return handle
 
 
-@pytest.mark.case("PROP-005")
+@case("PROP-005", rules=["chain.join", "chain.repeat", "chain.value"])
+@needs("taxonomy")
 @given(links=CHAIN_LINKS, tail=st.none() | EXACT_JSON.filter(lambda v: v is not None))
-def test_error_chain_of_any_chain(
-    client: Client, links: list[tuple[str, str]], tail: Json | None
-) -> None:
+def test_error_chain_of_any_chain(client: Client, judge: Judge, links: list[tuple[str, str]], tail: Json | None) -> None:
     """render any chain as its messages joined by ': ', omitting a cause equal to its message"""
     handle = _build_chain(client, links, tail)
     rendered_tail = None if tail is None else spec.render_value(tail)
-    assert client.chain({"handle": handle}) == spec.chain_of([m for _, m in links], rendered_tail)
+    judge.equal("error_chain", client.chain({"handle": handle}), spec.chain_of([m for _, m in links], rendered_tail),
+                rule="chain.join")  # fmt: skip
 
 
 HARNESS_LINKS = st.lists(
-    st.tuples(st.sampled_from(["HarnessError", "FsError", "LlmError"]), NON_EMPTY_TEXT),
-    min_size=1,
-    max_size=6,
+    st.tuples(st.sampled_from(["HarnessError", "FsError", "LlmError"]), NON_EMPTY_TEXT), min_size=1, max_size=6
 )
-LEAVES = (
-    st.none()
-    | EXACT_JSON.filter(lambda v: v is not None)
-    | NON_EMPTY_TEXT.map(lambda m: ("Exception", m))
-)
+LEAVES = st.none() | EXACT_JSON.filter(lambda v: v is not None) | NON_EMPTY_TEXT.map(lambda m: ("Exception", m))
 
 
-@pytest.mark.case("PROP-006")
+@case("PROP-006", rules=["err.pickle"])
+@needs("taxonomy", "native")
 @given(links=HARNESS_LINKS, leaf=LEAVES)
-def test_causes_survive_pickling(
-    client: Client, native: NativeHarness, links: list[tuple[str, str]], leaf: object
-) -> None:
+def test_causes_survive_pickling(client: Client, judge: Judge, links: list[tuple[str, str]], leaf: object) -> None:
     """keep every message, code, name and cause of any harness error chain through pickling"""
     # A plain exception may only be the innermost cause: the language's own exceptions are not
     # required to keep *their* causes through pickling.
@@ -167,12 +148,12 @@ def test_causes_survive_pickling(
         handle = _build_chain(client, [*links, leaf], None)
     else:
         handle = _build_chain(client, links, leaf)
-    copy = native.adopt_error(pickle.loads(pickle.dumps(native.native_error(handle))))
-    assert client.chain({"handle": copy}) == client.chain({"handle": handle})
+    copy = client.roundtrip(handle, "pickle")
+    judge.equal("error_chain after pickling", client.chain({"handle": copy}), client.chain({"handle": handle}), rule="err.pickle")
     original, restored = client.inspect(handle), client.inspect(copy)
     while isinstance(original, dict) and "name" in original:
         assert isinstance(restored, dict)
         for key in ("name", "code", "message", "text", "isHarnessError"):
-            assert restored[key] == original[key], key
+            judge.equal(f"the {key} after pickling", restored.get(key), original[key], rule="err.pickle")
         original, restored = original["cause"], restored["cause"]
-    assert restored == original
+    judge.equal("the innermost cause after pickling", restored, original, rule="err.pickle")

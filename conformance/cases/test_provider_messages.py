@@ -1,4 +1,4 @@
-"""SPEC §3.3–§3.4: the provider's exact messages and codes, and how it publishes, via the tools."""
+"""SPEC §3.3–§3.4: the provider's exact messages and codes, and the order of its checks."""
 
 from __future__ import annotations
 
@@ -9,298 +9,361 @@ from collections.abc import Callable
 
 import pytest
 
-from conformance import spec
-from conformance.client import Session, ToolOutcome
-from conformance.disk import Disk
+from conformance.cases import case, needs
+from conformance.client import Result, Session
+from conformance.disk import Disk, permissions_enforced
+from conformance.spec import Wording, fs
 
 
-def _expect(result: ToolOutcome, message: str, code: str) -> None:
-    assert (result.text, result.error) == (spec.error_text(message), spec.fs(code))
+def observe(session: Session, path: str) -> None:
+    """A read that must succeed: the session's fresh observation."""
+    session.read(path).accepted("policy.record")
 
 
-def _observe(session: Session, path: str) -> None:
-    assert session.read(path).error is None, f"could not read {path}"
-
-
-@pytest.mark.case("PRV-001")
-def test_parent_segment_is_a_file(session: Session, disk: Disk) -> None:
+@case("PRV-001", rules=["fs.resolve.parent-segment", "fs.msg.parent-segment"])
+def test_parent_segment_is_a_file(session: Session, disk: Disk, w: Wording) -> None:
     """refuse a path through a file: 'cannot resolve "<p>": a parent path segment is not a directory'"""
     disk.write("file.txt", "x\n")
     for path in ["file.txt/child.txt", "file.txt/deeper/child.txt"]:
-        message = spec.parent_not_dir(disk.display(path))
-        _expect(session.read(path), message, "FS_NOT_FOUND")
-        _expect(session.write(path, "x"), message, "FS_NOT_FOUND")
-        _expect(session.edit(path, "a", "b"), message, "FS_NOT_FOUND")
-    assert disk.read("file.txt") == b"x\n"
+        text = w.fs_error("fs.parent_segment", p=disk.display(path))
+        code = fs("FS_NOT_FOUND")
+        session.read(path).refused("fs.resolve.parent-segment").says(text, "fs.msg.parent-segment").code(code, "fs.msg.parent-segment")
+        session.write(path, "x").refused("fs.resolve.parent-segment").says(text, "fs.msg.parent-segment").code(code, "fs.msg.parent-segment")
+        session.edit(path, "a", "b").refused("fs.resolve.parent-segment").says(text, "fs.resolve.parent-segment").code(code, "fs.msg.parent-segment")
 
 
-@pytest.mark.case("PRV-002")
-def test_read_missing(session: Session, disk: Disk) -> None:
+@case("PRV-002", rules=["fs.msg.read-missing"])
+def test_read_missing(session: Session, disk: Disk, w: Wording) -> None:
     """report a missing file on read: 'cannot read "<p>": not found'"""
-    _expect(session.read("nope.txt"), spec.read_missing(disk.display("nope.txt")), "FS_NOT_FOUND")
+    result = session.read("nope.txt").refused("fs.msg.read-missing")
+    result.says(w.fs_error("fs.read_missing", p=disk.display("nope.txt")), "fs.msg.read-missing")
+    result.code(fs("FS_NOT_FOUND"), "fs.msg.read-missing")
 
 
-@pytest.mark.case("PRV-003")
-def test_directory_is_not_a_regular_file(session: Session, disk: Disk) -> None:
+@case("PRV-003", rules=["fs.msg.not-regular", "fs.order.write"])
+def test_directory_is_not_a_regular_file(session: Session, disk: Disk, w: Wording) -> None:
     """refuse a directory for read and write: 'cannot <op> "<p>": not a regular file'"""
     disk.path("dir").mkdir()
     p = disk.display("dir")
-    _expect(session.read("dir"), spec.not_regular("read", p), "FS_NOT_REGULAR_FILE")
-    _expect(session.write("dir", "x"), spec.not_regular("write", p), "FS_NOT_REGULAR_FILE")
-    assert disk.path("dir").is_dir()
+    for op, result in [("read", session.read("dir")), ("write", session.write("dir", "x"))]:
+        result.refused("fs.msg.not-regular").says(w.fs_error("fs.not_regular", op=op, p=p), "fs.msg.not-regular")
+        result.code(fs("FS_NOT_REGULAR_FILE"), "fs.order.write")
 
 
-def _bounded(call: Callable[[], ToolOutcome]) -> ToolOutcome:
+def _bounded(call: Callable[[], Result]) -> Result:
     """Run a tool call that must not block; fail (not hang) if it does."""
-    box: list[ToolOutcome] = []
-    worker = threading.Thread(target=lambda: box.append(call()), daemon=True)
+    box: list[Result] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            box.append(call())
+        except BaseException as exc:
+            errors.append(exc)
+
+    worker = threading.Thread(target=run, daemon=True)
     worker.start()
     worker.join(timeout=20)
-    assert box, "the call blocked: special files must be opened without blocking"
+    if errors:
+        raise errors[0]
+    assert box, "the call blocked for 20 s: a FIFO must be opened without blocking (SPEC {fs.nonblocking})"
     return box[0]
 
 
-@pytest.mark.case("PRV-004")
-def test_fifo_is_not_a_regular_file(open_session: Callable[..., Session], disk: Disk) -> None:
+@case("PRV-004", rules=["fs.nonblocking", "fs.msg.not-regular"])
+def test_fifo_is_not_a_regular_file(session: Session, disk: Disk, w: Wording) -> None:
     """refuse a FIFO for read, write and edit without ever blocking on it"""
     os.mkfifo(disk.path("pipe"))
     p = disk.display("pipe")
-    session = open_session(policy=False)
-    _expect(
-        _bounded(lambda: session.read("pipe")), spec.not_regular("read", p), "FS_NOT_REGULAR_FILE"
-    )
-    _expect(
-        _bounded(lambda: session.write("pipe", "x")),
-        spec.not_regular("write", p),
-        "FS_NOT_REGULAR_FILE",
-    )
-    _expect(
-        _bounded(lambda: session.edit("pipe", "a", "b")),
-        spec.not_regular("edit", p),
-        "FS_NOT_REGULAR_FILE",
-    )
+    code = fs("FS_NOT_REGULAR_FILE")
+    read = _bounded(lambda: session.read("pipe")).refused("fs.nonblocking")
+    read.says(w.fs_error("fs.not_regular", op="read", p=p), "fs.msg.not-regular").code(code, "fs.msg.not-regular")
+    write = _bounded(lambda: session.write("pipe", "x")).refused("fs.nonblocking")
+    write.says(w.fs_error("fs.not_regular", op="write", p=p), "fs.msg.not-regular").code(code, "fs.msg.not-regular")
+    edit = _bounded(lambda: session.edit("pipe", "a", "b")).refused("fs.nonblocking")
+    edit.code(fs("FS_NOT_OBSERVED"), "policy.edit-intent")
 
 
-@pytest.mark.case("PRV-005")
-def test_edit_of_a_directory(open_session: Callable[..., Session], disk: Disk) -> None:
+@case("PRV-005", rules=["fs.msg.not-regular", "fs.order.edit"])
+@needs(options=["unguarded"])
+def test_edit_of_a_directory(open_session: Callable[..., Session], disk: Disk, w: Wording) -> None:
     """refuse to edit a directory: 'cannot edit "<p>": not a regular file'"""
     disk.path("dir").mkdir()
-    result = open_session(policy=False).edit("dir", "a", "b")
-    _expect(result, spec.not_regular("edit", disk.display("dir")), "FS_NOT_REGULAR_FILE")
+    result = open_session(policy=False).edit("dir", "a", "b").refused("fs.msg.not-regular")
+    result.says(w.fs_error("fs.not_regular", op="edit", p=disk.display("dir")), "fs.msg.not-regular")
+    result.code(fs("FS_NOT_REGULAR_FILE"), "fs.order.edit")
 
 
-@pytest.mark.case("PRV-006")
-def test_read_binary(session: Session, disk: Disk) -> None:
+@case("PRV-006", rules=["fs.msg.binary"])
+def test_read_binary(session: Session, disk: Disk, w: Wording) -> None:
     """refuse a NUL byte in the first 8192 bytes on read: 'cannot read "<p>": binary file'"""
     disk.write("blob.bin", b"a" * 8191 + b"\0")
-    _expect(session.read("blob.bin"), spec.binary("read", disk.display("blob.bin")), "FS_NOT_TEXT")
+    result = session.read("blob.bin").refused("fs.msg.binary")
+    result.says(w.fs_error("fs.binary", op="read", p=disk.display("blob.bin")), "fs.msg.binary")
+    result.code(fs("FS_NOT_TEXT"), "fs.msg.binary")
 
 
-@pytest.mark.case("PRV-007")
-def test_read_nul_after_the_sniff_is_text(session: Session, disk: Disk) -> None:
+@case("PRV-007", rules=["fs.msg.binary", "read.output"])
+def test_read_nul_after_the_sniff_is_text(session: Session, disk: Disk, w: Wording) -> None:
     """show a file whose first NUL comes after byte 8192"""
     disk.write("late.txt", b"a" * 8192 + b"\0tail\n")
-    result = session.read("late.txt")
-    assert result.error is None
-    assert result.text == spec.read_output(disk.display("late.txt"), "a" * 8192 + "\0tail\n")
+    result = session.read("late.txt").accepted("fs.msg.binary")
+    result.says(w.read_output(disk.display("late.txt"), "a" * 8192 + "\0tail\n"), "read.output")
 
 
-@pytest.mark.case("PRV-008")
-def test_edit_binary(session: Session, disk: Disk) -> None:
+@case("PRV-008", rules=["fs.msg.binary"])
+def test_edit_binary(session: Session, disk: Disk, w: Wording) -> None:
     """refuse a NUL byte anywhere on edit: 'cannot edit "<p>": binary file'"""
     disk.write("late.txt", b"a" * 9000 + b"\0tail\n")
-    _observe(session, "late.txt")
-    _expect(
-        session.edit("late.txt", "tail", "x"),
-        spec.binary("edit", disk.display("late.txt")),
-        "FS_NOT_TEXT",
-    )
-    assert disk.read("late.txt") == b"a" * 9000 + b"\0tail\n"
+    observe(session, "late.txt")
+    result = session.edit("late.txt", "tail", "x").refused("fs.msg.binary")
+    result.says(w.fs_error("fs.binary", op="edit", p=disk.display("late.txt")), "fs.msg.binary")
+    result.code(fs("FS_NOT_TEXT"), "fs.msg.binary")
 
 
-@pytest.mark.case("PRV-009")
-def test_read_invalid_utf8(session: Session, disk: Disk) -> None:
+@case("PRV-009", rules=["fs.msg.invalid-utf8"])
+def test_read_invalid_utf8(session: Session, disk: Disk, w: Wording) -> None:
     """refuse invalid UTF-8 on read: 'cannot read "<p>": invalid UTF-8 text'"""
     disk.write("latin1.txt", b"caf\xe9\n")
-    _expect(
-        session.read("latin1.txt"),
-        spec.invalid_utf8("read", disk.display("latin1.txt")),
-        "FS_NOT_TEXT",
-    )
+    result = session.read("latin1.txt").refused("fs.msg.invalid-utf8")
+    result.says(w.fs_error("fs.invalid_utf8", op="read", p=disk.display("latin1.txt")), "fs.msg.invalid-utf8")
+    result.code(fs("FS_NOT_TEXT"), "fs.msg.invalid-utf8")
 
 
-@pytest.mark.case("PRV-010")
-def test_edit_invalid_utf8(open_session: Callable[..., Session], disk: Disk) -> None:
+@case("PRV-010", rules=["fs.msg.invalid-utf8", "fs.text.utf8"])
+@needs(options=["unguarded"])
+def test_edit_invalid_utf8(open_session: Callable[..., Session], disk: Disk, w: Wording) -> None:
     """refuse invalid UTF-8 on edit: 'cannot edit "<p>": invalid UTF-8 text'"""
     disk.write("latin1.txt", b"caf\xe9\n")
-    result = open_session(policy=False).edit("latin1.txt", "caf", "x")
-    _expect(result, spec.invalid_utf8("edit", disk.display("latin1.txt")), "FS_NOT_TEXT")
-    assert disk.read("latin1.txt") == b"caf\xe9\n"
+    result = open_session(policy=False).edit("latin1.txt", "caf", "x").refused("fs.text.utf8")
+    result.says(w.fs_error("fs.invalid_utf8", op="edit", p=disk.display("latin1.txt")), "fs.msg.invalid-utf8")
+    result.code(fs("FS_NOT_TEXT"), "fs.msg.invalid-utf8")
 
 
-@pytest.mark.case("PRV-011")
-def test_too_large(open_session: Callable[..., Session], disk: Disk) -> None:
+@case("PRV-011", rules=["fs.msg.too-large"])
+@needs(options=["maxReadBytes"])
+def test_too_large(open_session: Callable[..., Session], disk: Disk, w: Wording) -> None:
     """refuse a file over max_read_bytes: 'cannot read "<p>": <size> bytes exceeds the <max>-byte limit'"""
     session = open_session(maxReadBytes=100)
     disk.write("big.txt", "x" * 101)
     disk.write("fits.txt", "x" * 100)
-    _expect(
-        session.read("big.txt"), spec.too_large(disk.display("big.txt"), 101, 100), "FS_TOO_LARGE"
-    )
-    assert session.read("fits.txt").error is None
+    result = session.read("big.txt").refused("fs.msg.too-large")
+    result.says(w.fs_error("fs.too_large", p=disk.display("big.txt"), size=101, limit=100), "fs.msg.too-large")
+    result.code(fs("FS_TOO_LARGE"), "fs.msg.too-large")
+    session.read("fits.txt").accepted("fs.msg.too-large")
 
 
-@pytest.mark.case("PRV-012")
+@case("PRV-012", rules=["fs.writable", "fs.msg.permission", "fs.order.write"])
 @pytest.mark.skipif(
-    os.geteuid() == 0, reason="root bypasses file permissions; run as a normal user"
+    not permissions_enforced(),
+    reason="file permissions are not enforced here (root): run the suite under `unshare -U` "
+    "or as a normal user",
 )
-def test_permission_denied(session: Session, disk: Disk) -> None:
+def test_permission_denied(session: Session, disk: Disk, w: Wording) -> None:
     """refuse a file the process may not write: 'cannot write "<p>": permission denied'"""
     disk.write("ro.txt", "keep\n")
-    _observe(session, "ro.txt")
+    observe(session, "ro.txt")
     disk.path("ro.txt").chmod(0o444)
-    _expect(
-        session.write("ro.txt", "x"),
-        spec.permission("write", disk.display("ro.txt")),
-        "FS_PERMISSION_DENIED",
-    )
-    _expect(
-        session.edit("ro.txt", "keep", "x"),
-        spec.permission("edit", disk.display("ro.txt")),
-        "FS_PERMISSION_DENIED",
-    )
-    assert disk.read("ro.txt") == b"keep\n"
+    p = disk.display("ro.txt")
+    for op, result in [("write", session.write("ro.txt", "x")), ("edit", session.edit("ro.txt", "keep", "x"))]:
+        result.refused("fs.writable").says(w.fs_error("fs.permission", op=op, p=p), "fs.msg.permission")
+        result.code(fs("FS_PERMISSION_DENIED"), "fs.msg.permission")
+    # Read-only and changed since the read: the permission speaks before the version.
+    disk.replace("ro.txt", "theirs\n")
+    disk.path("ro.txt").chmod(0o444)
+    session.write("ro.txt", "x").refused("fs.order.write").code(fs("FS_PERMISSION_DENIED"), "fs.order.write")
     assert stat.S_IMODE(os.stat(disk.path("ro.txt")).st_mode) == 0o444
 
 
-@pytest.mark.case("PRV-013")
-def test_other_os_errors(session: Session, disk: Disk) -> None:
+@case("PRV-013", rules=["fs.msg.os-error"])
+def test_other_os_errors(session: Session, disk: Disk, w: Wording) -> None:
     """report other OS errors by their lower-cased reason: 'cannot read "<p>": file name too long'"""
     name = "n" * 300
-    _expect(
-        session.read(name),
-        spec.io_error("read", disk.display(name), "file name too long"),
-        "FS_IO_ERROR",
-    )
+    for op, result in [("read", session.read(name)), ("write", session.write(name, "x"))]:
+        result.refused("fs.msg.os-error")
+        result.says(w.fs_error("fs.io", op=op, p=disk.display(name), reason="file name too long"), "fs.msg.os-error")
+        result.code(fs("FS_IO_ERROR"), "fs.msg.os-error")
 
 
-@pytest.mark.case("PRV-014")
-def test_edit_not_found(session: Session, disk: Disk) -> None:
+@case("PRV-014", rules=["fs.msg.edit-not-found"])
+def test_edit_not_found(session: Session, disk: Disk, w: Wording) -> None:
     """report an absent old_string: 'old_string was not found in "<p>"'"""
     disk.write("a.txt", "hello world\n")
-    _observe(session, "a.txt")
-    _expect(
-        session.edit("a.txt", "goodbye", "x"),
-        spec.edit_not_found(disk.display("a.txt")),
-        "FS_EDIT_NOT_FOUND",
-    )
+    observe(session, "a.txt")
+    result = session.edit("a.txt", "goodbye", "x").refused("fs.msg.edit-not-found")
+    result.says(w.fs_error("fs.edit_not_found", p=disk.display("a.txt")), "fs.msg.edit-not-found")
+    result.code(fs("FS_EDIT_NOT_FOUND"), "fs.msg.edit-not-found")
 
 
-@pytest.mark.case("PRV-015")
-def test_edit_ambiguous(session: Session, disk: Disk) -> None:
+@case("PRV-015", rules=["fs.msg.ambiguous"])
+def test_edit_ambiguous(session: Session, disk: Disk, w: Wording) -> None:
     """report an old_string found n>1 times, with n, unless replace_all is set"""
     disk.write("a.txt", "item\nitem\nitem\n")
-    _observe(session, "a.txt")
-    _expect(
-        session.edit("a.txt", "item", "x"),
-        spec.edit_ambiguous(disk.display("a.txt"), 3),
-        "FS_AMBIGUOUS_EDIT",
-    )
-    assert disk.read("a.txt") == b"item\nitem\nitem\n"
+    observe(session, "a.txt")
+    result = session.edit("a.txt", "item", "x").refused("fs.msg.ambiguous")
+    result.says(w.fs_error("fs.ambiguous", p=disk.display("a.txt"), n=3), "fs.msg.ambiguous")
+    result.code(fs("FS_AMBIGUOUS_EDIT"), "fs.msg.ambiguous")
 
 
-@pytest.mark.case("PRV-016")
-def test_write_of_lone_surrogates(session: Session, disk: Disk) -> None:
+@case("PRV-016", rules=["fs.text.unencodable", "fs.publish.identical"])
+@needs(options=["surrogates"])
+def test_write_of_lone_surrogates(session: Session, disk: Disk, w: Wording) -> None:
     """refuse content that cannot be UTF-8 (a lone surrogate) and write nothing"""
     disk.write("a.txt", "keep\n")
-    _observe(session, "a.txt")
-    result = session.call("write", '{"file_path": "a.txt", "content": "x\\ud800y"}')
-    _expect(result, spec.invalid_utf8("write", disk.display("a.txt")), "FS_NOT_TEXT")
-    new = session.call("write", '{"file_path": "new.txt", "content": "\\udfff"}')
-    _expect(new, spec.invalid_utf8("write", disk.display("new.txt")), "FS_NOT_TEXT")
-    assert disk.read("a.txt") == b"keep\n"
-    assert not disk.exists("new.txt")
+    observe(session, "a.txt")
+    for path, raw in [("a.txt", "x\\ud800y"), ("new.txt", "\\udfff")]:
+        arguments = f'{{"file_path": "{session.spell(path)}", "content": "{raw}"}}'
+        result = session.call("write", arguments).refused("fs.text.unencodable")
+        result.says(w.fs_error("fs.invalid_utf8", op="write", p=disk.display(path)), "fs.text.unencodable")
+        result.code(fs("FS_NOT_TEXT"), "fs.text.unencodable")
 
 
-@pytest.mark.case("PRV-017")
-def test_edit_with_lone_surrogates(session: Session, disk: Disk) -> None:
+@case("PRV-017", rules=["fs.text.unencodable"])
+@needs(options=["surrogates"])
+def test_edit_with_lone_surrogates(session: Session, disk: Disk, w: Wording) -> None:
     """refuse edit strings that cannot be UTF-8 and write nothing"""
     disk.write("a.txt", "keep\n")
-    _observe(session, "a.txt")
+    observe(session, "a.txt")
+    path = session.spell("a.txt")
     for raw in [
-        '{"file_path": "a.txt", "old_string": "keep", "new_string": "\\ud800"}',
-        '{"file_path": "a.txt", "old_string": "k\\ud800", "new_string": "x"}',
+        f'{{"file_path": "{path}", "old_string": "keep", "new_string": "\\ud800"}}',
+        f'{{"file_path": "{path}", "old_string": "k\\ud800", "new_string": "x"}}',
     ]:
-        _expect(
-            session.call("edit", raw),
-            spec.invalid_utf8("edit", disk.display("a.txt")),
-            "FS_NOT_TEXT",
-        )
-    assert disk.read("a.txt") == b"keep\n"
+        result = session.call("edit", raw).refused("fs.text.unencodable")
+        result.says(w.fs_error("fs.invalid_utf8", op="edit", p=disk.display("a.txt")), "fs.text.unencodable")
+        result.code(fs("FS_NOT_TEXT"), "fs.text.unencodable")
 
 
-@pytest.mark.case("PRV-018")
-def test_unguarded_edit_of_a_missing_file(open_session: Callable[..., Session], disk: Disk) -> None:
+@case("PRV-018", rules=["fs.msg.edit-changed", "remedy.texts"])
+@needs(options=["unguarded"])
+def test_unguarded_edit_of_a_missing_file(open_session: Callable[..., Session], disk: Disk, w: Wording) -> None:
     """call an unguarded edit of a missing file stale: 'cannot edit "<p>": file changed since it was read'"""
-    result = open_session(policy=False).edit("gone.txt", "a", "b")
-    _expect(
-        result, spec.changed("edit", disk.display("gone.txt")) + spec.REREAD, "FS_STALE_VERSION"
-    )
-    assert not disk.exists("gone.txt")
+    result = open_session(policy=False).edit("gone.txt", "a", "b").refused("fs.msg.edit-changed")
+    result.says(w.remedied("fs.changed", "FS_STALE_VERSION", op="edit", p=disk.display("gone.txt")), "remedy.texts")
+    result.code(fs("FS_STALE_VERSION"), "fs.msg.edit-changed")
 
 
-@pytest.mark.case("PRV-019")
+@case("PRV-019", rules=["fs.text.utf8", "edit.occurrences"])
 def test_crlf_is_kept(session: Session, disk: Disk) -> None:
-    """keep CRLF line endings through edit and write (no newline translation)"""
+    """keep CRLF line endings through edit and write; an LF needle does not match a CRLF"""
     disk.write("w.txt", b"one\r\ntwo\r\n")
-    _observe(session, "w.txt")
-    assert session.edit("w.txt", "two", "2").error is None
-    assert disk.read("w.txt") == b"one\r\n2\r\n"
-    assert session.write("w.txt", "a\r\nb\r\n").error is None
-    assert disk.read("w.txt") == b"a\r\nb\r\n"
+    observe(session, "w.txt")
+    session.edit("w.txt", "one\ntwo", "x").refused("edit.occurrences").code(fs("FS_EDIT_NOT_FOUND"), "edit.occurrences")
+    session.edit("w.txt", "two", "2").accepted("fs.text.utf8", changes={"w.txt": b"one\r\n2\r\n"})
+    session.write("w.txt", "a\r\nb\r\n").accepted("fs.text.utf8", changes={"w.txt": b"a\r\nb\r\n"})
 
 
-@pytest.mark.case("PRV-020")
-def test_write_creates_parents(session: Session, disk: Disk) -> None:
+@case("PRV-020", rules=["fs.publish.parents", "write.output"])
+def test_write_creates_parents(session: Session, disk: Disk, w: Wording) -> None:
     """create missing parent directories on write"""
-    result = session.write("deep/er/new.txt", "made\n")
-    assert (result.text, result.error) == (
-        spec.write_output(disk.display("deep/er/new.txt"), created=True),
-        None,
-    )
-    assert disk.read("deep/er/new.txt") == b"made\n"
+    result = session.write("deep/er/new.txt", "made\n").accepted("fs.publish.parents", changes={"deep/er/new.txt": "made\n"})
+    result.says(w.write_output(disk.display("deep/er/new.txt"), created=True), "write.output")
 
 
-@pytest.mark.case("PRV-021")
+@case("PRV-021", rules=["fs.resolve.key"])
 def test_write_through_a_symlink(session: Session, disk: Disk) -> None:
     """publish to the link's target: the symlink stays, the target changes"""
     disk.write("real.txt", "old\n")
     disk.symlink("link.txt", "real.txt")
-    _observe(session, "link.txt")
-    assert session.write("link.txt", "new\n").error is None
-    assert disk.path("link.txt").is_symlink()
-    assert disk.read("real.txt") == b"new\n"
+    observe(session, "link.txt")
+    session.write("link.txt", "new\n").accepted("fs.resolve.key", changes={"real.txt": "new\n"})
 
 
-@pytest.mark.case("PRV-022")
+@case("PRV-022", rules=["fs.publish.mode"])
 def test_update_keeps_permission_bits(session: Session, disk: Disk) -> None:
     """keep the target's permission bits when replacing it"""
     disk.write("run.sh", "echo 1\n")
     disk.path("run.sh").chmod(0o751)
-    _observe(session, "run.sh")
-    assert session.write("run.sh", "echo 2\n").error is None
-    assert session.edit("run.sh", "2", "3").error is None
-    assert stat.S_IMODE(os.stat(disk.path("run.sh")).st_mode) == 0o751
+    observe(session, "run.sh")
+    session.write("run.sh", "echo 2\n").accepted("fs.publish.mode", changes={"run.sh": "echo 2\n"})
+    session.edit("run.sh", "2", "3").accepted("fs.publish.mode", changes={"run.sh": "echo 3\n"})
 
 
-@pytest.mark.case("PRV-023")
+@case("PRV-023", rules=["fs.publish.identical", "fs.publish.atomic"])
 def test_no_temp_files_are_left(session: Session, disk: Disk) -> None:
     """leave no temporary file behind, after successes and failures alike"""
     disk.write("a.txt", "one\n")
-    session.write("a.txt", "refused\n")
-    _observe(session, "a.txt")
-    session.write("a.txt", "two\n")
+    session.write("a.txt", "refused\n").refused("fs.publish.identical")
+    observe(session, "a.txt")
+    session.write("a.txt", "two\n").accepted("fs.publish.atomic", changes={"a.txt": "two\n"})
     disk.replace("a.txt", "three\n")
-    session.write("a.txt", "stale\n")
-    session.edit("a.txt", "three", "stale")
-    assert [name for name in os.listdir(disk.root) if name != "a.txt"] == []
+    session.write("a.txt", "stale\n").refused("fs.publish.identical")
+    session.edit("a.txt", "three", "stale").refused("fs.publish.identical")
+
+
+@case("PRV-024", rules=["fs.text.utf8"])
+def test_bom_is_ordinary_text(session: Session, disk: Disk, w: Wording) -> None:
+    """show a byte-order mark as text and keep it through edit and write"""
+    disk.write("bom.txt", "\ufeffhello\nworld\n")
+    session.read("bom.txt").accepted("fs.text.utf8").says(w.read_output(disk.display("bom.txt"), "\ufeffhello\nworld\n"), "fs.text.utf8")
+    session.edit("bom.txt", "world", "there").accepted("fs.text.utf8", changes={"bom.txt": "\ufeffhello\nthere\n"})
+    session.edit("bom.txt", "\ufeffhello", "hi").accepted("fs.text.utf8", changes={"bom.txt": "hi\nthere\n"})
+
+
+@case("PRV-025", rules=["fs.text.utf8", "fs.msg.invalid-utf8"])
+def test_an_invalid_byte_far_away_makes_the_file_not_text(session: Session, disk: Disk) -> None:
+    """refuse to edit a file with a Latin-1 byte far from the text being replaced"""
+    data = b"needle here\n" + b"x" * 200_000 + b"\ncaf\xe9\n"
+    disk.write("far.txt", data)
+    session.read("far.txt").refused("fs.text.utf8")
+    with_policy_off = session  # the edit needs a read first; an unguarded session is optional
+    with_policy_off.edit("far.txt", "needle", "pin").refused("fs.text.utf8")
+
+
+@case("PRV-026", rules=["edit.occurrences", "fs.msg.ambiguous"])
+@needs(options=["replaceAll"])
+def test_overlapping_occurrences(session: Session, disk: Disk, w: Wording) -> None:
+    """count occurrences without overlap, left to right, for matching and replace_all"""
+    disk.write("a.txt", "aaa\n")
+    observe(session, "a.txt")
+    session.edit("a.txt", "aa", "b").accepted("edit.occurrences", changes={"a.txt": "ba\n"})
+    disk.write("b.txt", "aaaa\n")
+    observe(session, "b.txt")
+    session.edit("b.txt", "aa", "b").refused("edit.occurrences").says(
+        w.fs_error("fs.ambiguous", p=disk.display("b.txt"), n=2), "fs.msg.ambiguous")  # fmt: skip
+    session.edit("b.txt", "aa", "b", replace_all=True).accepted("edit.occurrences", changes={"b.txt": "bb\n"})
+
+
+@case("PRV-027", rules=["fs.order.edit", "fs.msg.binary"])
+@needs(options=["unguarded"])
+def test_binary_speaks_before_invalid_utf8_on_edit(open_session: Callable[..., Session], disk: Disk) -> None:
+    """refuse an edit of a file that is both binary and invalid UTF-8 as binary"""
+    disk.write("both.bin", b"caf\xe9\0\n")
+    result = open_session(policy=False).edit("both.bin", "caf", "x").refused("fs.order.edit")
+    result.code(fs("FS_NOT_TEXT"), "fs.order.edit")
+
+
+@case("PRV-028", rules=["fs.order.edit", "fs.msg.invalid-utf8"])
+@needs(options=["surrogates", "unguarded"])
+def test_file_speaks_before_the_edit_strings(open_session: Callable[..., Session], disk: Disk, w: Wording) -> None:
+    """refuse an edit of invalid UTF-8 with unencodable strings for the file, then strings before matching"""
+    session = open_session(policy=False)
+    disk.write("bad.txt", b"caf\xe9\n")
+    path = session.spell("bad.txt")
+    raw = f'{{"file_path": "{path}", "old_string": "x\\ud800", "new_string": "y"}}'
+    session.call("edit", raw).refused("fs.order.edit").says(
+        w.fs_error("fs.invalid_utf8", op="edit", p=disk.display("bad.txt")), "fs.order.edit")  # fmt: skip
+    disk.write("ok.txt", "fine\n")
+    raw = f'{{"file_path": "{session.spell("ok.txt")}", "old_string": "absent\\ud800", "new_string": "y"}}'
+    session.call("edit", raw).refused("fs.order.edit").says(
+        w.fs_error("fs.invalid_utf8", op="edit", p=disk.display("ok.txt")), "fs.order.edit")  # fmt: skip
+
+
+@case("PRV-029", rules=["fs.resolve.parent-segment", "fs.order.edit"])
+def test_resolution_speaks_before_the_policy(session: Session, disk: Disk, w: Wording) -> None:
+    """refuse an edit of a never-read path through a file as unresolvable, not unread"""
+    disk.write("file.txt", "x\n")
+    result = session.edit("file.txt/inner.txt", "a", "b").refused("fs.resolve.parent-segment")
+    result.says(w.fs_error("fs.parent_segment", p=disk.display("file.txt/inner.txt")), "fs.resolve.parent-segment")
+    result.code(fs("FS_NOT_FOUND"), "fs.resolve.parent-segment")
+
+
+@case("PRV-030", rules=["fs.resolve.unicode"])
+@needs(options=["surrogates"])
+def test_a_path_that_is_not_unicode(session: Session, disk: Disk, w: Wording) -> None:
+    """refuse a path holding a lone surrogate with a worded FsError, for every tool"""
+    for tool, extra in [("read", ""), ("write", ', "content": "x"'), ("edit", ', "old_string": "a", "new_string": "b"')]:
+        raw = f'{{"file_path": "{session.spell("bad")}\\ud800.txt"{extra}}}'
+        result = session.call(tool, raw).refused("fs.resolve.unicode")
+        result.says(w.fs_error("fs.path_unicode", p=disk.display("bad\ufffd.txt")), "fs.resolve.unicode")
+        result.code(fs("FS_NOT_FOUND"), "fs.resolve.unicode")

@@ -1,4 +1,4 @@
-"""SPEC §2.1 and §2.1a: the tool registry — rendering, structured errors, argument validation."""
+"""SPEC §2.1–§2.1c: the tool registry — rendering, structured errors, argument validation."""
 
 from __future__ import annotations
 
@@ -6,10 +6,13 @@ from collections.abc import Callable
 
 import pytest
 
-from conformance import spec
-from conformance.client import Client, Session, ToolOutcome
-from conformance.contract import Json
+from conformance.cases import case, needs
+from conformance.client import Client, Result, Session
 from conformance.disk import Disk
+from conformance.harness.contract import Json
+from conformance.harness.transport import HarnessCallError
+from conformance.spec import TYPE_WORDS, Wording
+from conformance.verdict import Judge
 
 INVALID = ("ToolArgsError", "INVALID_ARGS")
 
@@ -19,192 +22,236 @@ def probe(open_session: Callable[..., Session]) -> Session:
     return open_session(probe=True)
 
 
-def _violations(result: ToolOutcome) -> list[str]:
-    prefix = "Error: invalid arguments: "
-    assert result.error == INVALID, result
-    assert result.text.startswith(prefix), result.text
-    return result.text[len(prefix) :].split("; ")
+def invalid(result: Result, w: Wording, *violations: str, rule: str) -> None:
+    """Refused before the tool ran, with exactly these violations, as a ToolArgsError."""
+    result.refused("args.before-run").says(w.violations(*violations), rule).code(INVALID, rule)
 
 
-@pytest.mark.case("REG-001")
-def test_harness_error_becomes_text_and_structure(probe: Session) -> None:
+@case("REG-001", rules=["tool.error.text", "tool.error.structured", "probe.raise"])
+@needs(options=["probe"])
+def test_harness_error_becomes_text_and_structure(probe: Session, w: Wording) -> None:
     """render a raised HarnessError as 'Error: <message>' with {name, code}"""
-    result = probe.probe("HarnessError", "quota exhausted", "QUOTA")
-    assert (result.text, result.is_error, result.error) == (
-        "Error: quota exhausted",
-        True,
-        ("HarnessError", "QUOTA"),
-    )
+    result = probe.probe("HarnessError", "quota exhausted", "QUOTA").refused("tool.error.text")
+    result.says(w.error("quota exhausted"), "tool.error.text").code(("HarnessError", "QUOTA"), "tool.error.structured")
 
 
-@pytest.mark.case("REG-002")
+@case("REG-002", rules=["tool.error.structured", "err.name"])
+@needs(options=["probe"])
 def test_subclasses_report_their_own_name(probe: Session) -> None:
     """report an FsError and an LlmError by their own names and codes"""
-    assert probe.probe("FsError", "disk unavailable", "FS_IO_ERROR").error == (
-        "FsError",
-        "FS_IO_ERROR",
-    )
-    assert probe.probe("LlmError", "overloaded", "SERVER").error == ("LlmError", "SERVER")
+    probe.probe("FsError", "disk unavailable", "FS_IO_ERROR").refused("tool.error.text").code(
+        ("FsError", "FS_IO_ERROR"), "tool.error.structured")  # fmt: skip
+    probe.probe("LlmError", "overloaded", "SERVER").refused("tool.error.text").code(
+        ("LlmError", "SERVER"), "err.name")  # fmt: skip
 
 
-@pytest.mark.case("REG-003")
-def test_plain_exception_has_no_structure(probe: Session) -> None:
+@case("REG-003", rules=["tool.error.plain", "tool.result.wire"])
+@needs(options=["probe"])
+def test_plain_exception_has_no_structure(probe: Session, judge: Judge, w: Wording) -> None:
     """render a plain exception with the same text and no structured error"""
-    result = probe.probe("Exception", "something broke")
-    assert (result.text, result.is_error, result.error) == ("Error: something broke", True, None)
-    assert "error" not in result.wire
+    result = probe.probe("Exception", "something broke").refused("tool.error.text")
+    result.says(w.error("something broke"), "tool.error.plain").code(None, "tool.error.plain")
+    judge.true("error" not in result.wire, 'the result of a plain exception carries an "error" key',
+               rule="tool.result.wire", level="wording")  # fmt: skip
 
 
-@pytest.mark.case("REG-004")
-def test_unknown_tool(session: Session) -> None:
+@case("REG-004", rules=["tool.unknown"])
+def test_unknown_tool(session: Session, w: Wording) -> None:
     """answer an unknown tool with 'unknown tool "<name>"' and UNKNOWN_TOOL"""
-    result = session.call("delete_file", {"file_path": "a.txt"})
-    assert (result.text, result.error) == (
-        'Error: unknown tool "delete_file"',
-        ("ToolNotFoundError", "UNKNOWN_TOOL"),
-    )
+    result = session.call("delete_file", {"file_path": "a.txt"}).refused("tool.unknown")
+    result.says(w.error(w("tool.unknown", name="delete_file")), "tool.unknown").code(("ToolNotFoundError", "UNKNOWN_TOOL"), "tool.unknown")
 
 
-@pytest.mark.case("REG-005")
-def test_missing_required(session: Session) -> None:
+@case("REG-005", rules=["args.missing"])
+def test_missing_required(session: Session, w: Wording) -> None:
     """report a missing required property: 'missing required property "<path>"'"""
-    assert _violations(session.call("read", {})) == ['missing required property "file_path"']
+    invalid(session.call("read", {}), w, w("args.missing", path="file_path"), rule="args.missing")
 
 
-@pytest.mark.case("REG-006")
-def test_type_violations(session: Session) -> None:
+@case("REG-006", rules=["args.type"])
+def test_type_violations(session: Session, w: Wording) -> None:
     """report wrong types: '"<path>" must be a string / an integer / a boolean'"""
-    assert _violations(session.call("read", {"file_path": 7})) == ['"file_path" must be a string']
-    assert _violations(session.call("read", {"file_path": "a", "offset": "1"})) == [
-        '"offset" must be an integer'
-    ]
+    invalid(session.call("read", {"file_path": 7}), w, w("args.type", path="file_path", type=TYPE_WORDS["string"]), rule="args.type")
+    invalid(session.call("read", {"file_path": "a", "offset": "1"}), w,
+            w("args.type", path="offset", type=TYPE_WORDS["integer"]), rule="args.type")  # fmt: skip
     arguments: Json = {"file_path": "a", "old_string": "x", "new_string": "y", "replace_all": "yes"}
-    assert _violations(session.call("edit", arguments)) == ['"replace_all" must be a boolean']
+    invalid(session.call("edit", arguments), w, w("args.type", path="replace_all", type=TYPE_WORDS["boolean"]), rule="args.type")
 
 
-@pytest.mark.case("REG-007")
-def test_undeclared_property(session: Session) -> None:
+@case("REG-007", rules=["args.undeclared", "tool.schemas-closed"])
+def test_undeclared_property(session: Session, w: Wording) -> None:
     """refuse an undeclared property: '"<path>" is not a declared property (additionalProperties: false)'"""
-    assert _violations(session.call("read", {"file_path": "a", "mode": "fast"})) == [
-        '"mode" is not a declared property (additionalProperties: false)'
-    ]
+    for tool, arguments in [
+        ("read", {"file_path": "a", "mode": "fast"}),
+        ("write", {"file_path": "a", "content": "x", "mode": "fast"}),
+        ("edit", {"file_path": "a", "old_string": "x", "new_string": "y", "mode": "fast"}),
+    ]:
+        invalid(session.call(tool, arguments), w, w("args.undeclared", path="mode"), rule="tool.schemas-closed")
 
 
-@pytest.mark.case("REG-008")
-def test_arguments_must_be_an_object(session: Session) -> None:
+@case("REG-008", rules=["args.not-object"])
+def test_arguments_must_be_an_object(session: Session, w: Wording) -> None:
     """refuse arguments that are not a JSON object: '"arguments" must be an object'"""
     for raw in ['["a.txt"]', '"a.txt"', "null", "3"]:
-        assert _violations(session.call("read", raw)) == ['"arguments" must be an object'], raw
+        invalid(session.call("read", raw), w, w("args.not_object"), rule="args.not-object")
 
 
-@pytest.mark.case("REG-009")
-def test_arguments_must_be_json(session: Session) -> None:
+@case("REG-009", rules=["args.not-json"])
+def test_arguments_must_be_json(session: Session, w: Wording) -> None:
     """refuse argument text that is not JSON: '"arguments" is not valid JSON'"""
-    for raw in ['{"file_path": "a.txt"', "", "{file_path: a}"]:
-        assert _violations(session.call("read", raw)) == ['"arguments" is not valid JSON'], raw
+    for raw in ['{"file_path": "a.txt"', "", "{file_path: a}", '{"file_path": NaN}', '{"offset": Infinity}']:
+        invalid(session.call("read", raw), w, w("args.not_json"), rule="args.not-json")
 
 
-@pytest.mark.case("REG-010")
-def test_violation_order(session: Session) -> None:
+@case("REG-010", rules=["args.order"])
+def test_violation_order(session: Session, w: Wording) -> None:
     """order violations: missing (required order), present (properties order), undeclared (argument order)"""
     arguments: Json = {"zeta": 1, "replace_all": "no", "old_string": 2, "alpha": 3}
-    assert _violations(session.call("edit", arguments)) == [
-        'missing required property "file_path"',
-        'missing required property "new_string"',
-        '"old_string" must be a string',
-        '"replace_all" must be a boolean',
-        '"zeta" is not a declared property (additionalProperties: false)',
-        '"alpha" is not a declared property (additionalProperties: false)',
-    ]
+    invalid(session.call("edit", arguments), w,
+            w("args.missing", path="file_path"), w("args.missing", path="new_string"),
+            w("args.type", path="old_string", type=TYPE_WORDS["string"]),
+            w("args.type", path="replace_all", type=TYPE_WORDS["boolean"]),
+            w("args.undeclared", path="zeta"), w("args.undeclared", path="alpha"), rule="args.order")  # fmt: skip
 
 
-@pytest.mark.case("REG-011")
-def test_integers(session: Session, disk: Disk) -> None:
+@case("REG-011", rules=["args.integer", "args.integer-value"])
+@needs(options=["readWindow"])
+def test_integers(session: Session, disk: Disk, w: Wording) -> None:
     """accept 1.0 as an integer; refuse 1.5 and booleans"""
     disk.write("a.txt", "a\nb\n")
-    assert session.call(
-        "read", '{"file_path": "a.txt", "offset": 2.0, "limit": 1.0}'
-    ).text == spec.read_output(disk.display("a.txt"), "a\nb\n", 2, 1)
-    assert _violations(session.call("read", {"file_path": "a.txt", "offset": 1.5})) == [
-        '"offset" must be an integer'
-    ]
-    assert _violations(session.call("read", {"file_path": "a.txt", "limit": True})) == [
-        '"limit" must be an integer'
-    ]
+    path = session.spell("a.txt")
+    session.call("read", f'{{"file_path": "{path}", "offset": 2.0, "limit": 1.0}}').accepted("args.integer").says(
+        w.read_output(disk.display("a.txt"), "a\nb\n", 2, 1), "args.integer-value")  # fmt: skip
+    invalid(session.call("read", {"file_path": path, "offset": 1.5}), w,
+            w("args.type", path="offset", type=TYPE_WORDS["integer"]), rule="args.integer")  # fmt: skip
+    invalid(session.call("read", {"file_path": path, "limit": True}), w,
+            w("args.type", path="limit", type=TYPE_WORDS["integer"]), rule="args.integer")  # fmt: skip
 
 
-@pytest.mark.case("REG-012")
-def test_null_is_a_value(session: Session) -> None:
+@case("REG-012", rules=["args.null"])
+def test_null_is_a_value(session: Session, w: Wording) -> None:
     """treat null as a value, not an absence"""
-    assert _violations(session.call("read", {"file_path": "a.txt", "offset": None})) == [
-        '"offset" must be an integer'
-    ]
-    assert _violations(session.call("read", {"file_path": None})) == [
-        '"file_path" must be a string'
-    ]
+    invalid(session.call("read", {"file_path": "a.txt", "offset": None}), w,
+            w("args.type", path="offset", type=TYPE_WORDS["integer"]), rule="args.null")  # fmt: skip
+    invalid(session.call("read", {"file_path": None}), w,
+            w("args.type", path="file_path", type=TYPE_WORDS["string"]), rule="args.null")  # fmt: skip
 
 
-@pytest.mark.case("REG-013")
-def test_enum_violation(probe: Session) -> None:
+@case("REG-013", rules=["args.enum"])
+@needs(options=["probe"])
+def test_enum_violation(probe: Session, w: Wording) -> None:
     """word an enum violation as '"<path>" must be one of <compact JSON list>'"""
-    assert _violations(probe.call("probe_raise", {"kind": "Bogus", "message": "m"})) == [
-        '"kind" must be one of ["HarnessError","FsError","LlmError","Exception"]'
-    ]
+    invalid(probe.call("probe_raise", {"kind": "Bogus", "message": "m"}), w,
+            w("args.enum", path="kind", values='["HarnessError","FsError","LlmError","Exception"]'), rule="args.enum")  # fmt: skip
 
 
-@pytest.mark.case("REG-014")
+@case("REG-014", rules=["fs-error.codes", "probe.raise", "tool.error.plain"])
+@needs(options=["probe"])
 def test_invalid_fs_code_is_a_plain_failure(probe: Session) -> None:
     """turn an FsError built with an invalid code into a plain failure (text, no code)"""
-    result = probe.probe("FsError", "m", "FS_NOPE")
-    assert result.is_error
-    assert result.error is None
-    assert result.text.startswith("Error: ")
+    probe.probe("FsError", "m", "FS_NOPE").refused("probe.raise").code(None, "fs-error.codes")
 
 
-@pytest.mark.case("REG-015")
-def test_wire_form(session: Session, disk: Disk) -> None:
+@case("REG-015", rules=["tool.result.wire", "tool.result.shape"])
+def test_wire_form(session: Session, disk: Disk, judge: Judge, w: Wording) -> None:
     """shape results as {callId, content, isError, error?}, omitting error when there is none"""
     disk.write("a.txt", "a\n")
-    ok = session.read("a.txt").wire
-    assert set(ok) == {"callId", "content", "isError"}
-    assert ok["isError"] is False
-    failed = session.read("nope").wire
-    assert set(failed) == {"callId", "content", "isError", "error"}
-    assert failed["content"] == [
-        {"type": "text", "text": spec.error_text(spec.read_missing(disk.display("nope")))}
-    ]
+    ok = session.read("a.txt").accepted("tool.result.wire")
+    judge.equal("the keys of a successful result", sorted(ok.wire), ["callId", "content", "isError"],
+                rule="tool.result.wire")  # fmt: skip
+    failed = session.read("nope").refused("tool.result.wire")
+    judge.equal("the content of a failed result", failed.wire.get("content"),
+                [{"type": "text", "text": w.fs_error("fs.read_missing", p=disk.display("nope"))}],
+                rule="tool.result.shape", level="wording")  # fmt: skip
 
 
-@pytest.mark.case("REG-016")
-def test_call_ids_per_session(client: Client, disk: Disk) -> None:
+@case("REG-016", rules=["tool.call-ids"])
+def test_call_ids_per_session(client: Client, disk: Disk, judge: Judge) -> None:
     """number direct calls call_1, call_2, … per session"""
     with client.session(str(disk.root)) as first, client.session(str(disk.root)) as second:
-        assert [first.read("x").call_id for _ in range(3)] == ["call_1", "call_2", "call_3"]
-        assert second.read("x").call_id == "call_1"
+        ids = [first.read("x").call_id for _ in range(3)]
+        judge.equal("the call ids of one session", ids, ["call_1", "call_2", "call_3"], rule="tool.call-ids")
+        judge.equal("the first call id of another session", second.read("x").call_id, "call_1", rule="tool.call-ids")
 
 
-@pytest.mark.case("REG-017")
-def test_any_json_arguments_give_a_result(probe: Session, disk: Disk) -> None:
-    """answer arguments of any JSON shape with a result that names the problem"""
-    shapes: list[Json] = [
-        None,
-        True,
-        0,
-        -1.5,
-        "",
-        "{",
-        "[]",
-        [],
-        [None],
-        {},
-        {"file_path": {"nested": ["x"]}},
-        {"file_path": "a", "content": None},
-        {"file_path": "a", "old_string": [], "new_string": {}},
-        {"": ""},
-    ]
-    for tool in ["read", "write", "edit", "probe_raise"]:
+@case("REG-017", rules=["tool.error.text", "args.before-run"])
+def test_any_json_arguments_give_a_result(session: Session, judge: Judge) -> None:
+    """answer arguments of any JSON shape with a refusal that names the problem"""
+    shapes: list[Json] = [None, True, 0, -1.5, "", "{", "[]", [], [None], {}, {"file_path": {"nested": ["x"]}},
+                          {"file_path": "a", "content": None}, {"file_path": "a", "old_string": [], "new_string": {}},
+                          {"": ""}]  # fmt: skip
+    for tool in ["read", "write", "edit"]:
         for shape in shapes:
-            result = probe.call(tool, shape)
-            assert result.is_error, (tool, shape)
-            assert result.text.startswith("Error: "), (tool, shape)
-    assert disk.leftovers() == []
+            result = session.call(tool, shape).refused("args.before-run")
+            judge.true(result.text.startswith("Error: ") or not judge.runs("wording"),
+                       f"{tool} with arguments {shape!r} answered {result.text[:80]!r}",
+                       rule="tool.error.text", level="wording")  # fmt: skip
+
+
+@case("REG-018", rules=["args.enum-after-type"])
+@needs(options=["probe"])
+def test_a_wrong_type_gets_no_enum_violation(probe: Session, w: Wording) -> None:
+    """report only the type violation for a value of the wrong type in an enum"""
+    invalid(probe.call("probe_raise", {"kind": 5, "message": "m"}), w,
+            w("args.type", path="kind", type=TYPE_WORDS["string"]), rule="args.enum-after-type")  # fmt: skip
+
+
+@case("REG-019", rules=["probe.code-required"])
+@needs(options=["probe"])
+def test_a_probe_without_a_code(probe: Session, w: Wording) -> None:
+    """refuse a probe of a coded kind without a code as a plain failure"""
+    for kind in ["HarnessError", "FsError", "LlmError"]:
+        probe.probe(kind, "m").refused("probe.code-required").says(
+            w.error(w("probe.code_required", kind=kind)), "probe.code-required").code(None, "probe.code-required")  # fmt: skip
+    probe.probe("Exception", "plain", "IGNORED").refused("probe.code-required").code(None, "probe.code-required")
+
+
+@case("REG-020", rules=["args.before-run", "args.type", "args.missing", "args.undeclared", "probe.echo"])
+@needs(options=["probe"])
+def test_nested_paths(probe: Session, w: Wording) -> None:
+    """name nested violations by path: 'todos[1].title', 'meta.tags[0]', in order"""
+    arguments: Json = {
+        "todos": [{"done": True}, {"title": 1, "extra": True}, "x"],
+        "meta": {"tags": ["ok", 3]},
+    }
+    invalid(probe.call("probe_echo", arguments), w,
+            w("args.missing", path="todos[0].title"),
+            w("args.type", path="todos[1].title", type=TYPE_WORDS["string"]),
+            w("args.undeclared", path="todos[1].extra"),
+            w("args.type", path="todos[2]", type=TYPE_WORDS["object"]),
+            w("args.type", path="meta.tags[1]", type=TYPE_WORDS["string"]), rule="args.type")  # fmt: skip
+
+
+@case("REG-021", rules=["probe.echo", "args.integer-value"])
+@needs(options=["probe"])
+def test_the_echo_shows_integers_as_integers(probe: Session, w: Wording) -> None:
+    """pass integer-valued numbers to the tool as integers (2.0 arrives as 2)"""
+    raw = '{"todos": [{"title": "a", "done": true}], "count": 2.0}'
+    probe.call("probe_echo", raw).accepted("probe.echo").says(
+        '{"count":2,"todos":[{"done":true,"title":"a"}]}', "args.integer-value")  # fmt: skip
+
+
+@case("REG-022", rules=["tool.base-exception", "probe.interrupt"])
+@needs(options=["probe", "probeInterrupt"])
+def test_an_interrupt_propagates(probe: Session, judge: Judge) -> None:
+    """let an interruption propagate out of the call instead of turning it into a result"""
+    try:
+        result = probe.call("probe_interrupt", {"message": "stop"})
+    except HarnessCallError as exc:
+        judge.true(exc.propagated is not None, f"call_tool failed without naming a propagated interruption: {exc}",
+                   rule="tool.base-exception")  # fmt: skip
+        return
+    judge.true(False, f"the interruption became a result: {result.text[:100]!r}", rule="tool.base-exception")
+
+
+@case("REG-023", rules=["args.limits", "args.not-json"])
+def test_argument_text_past_the_limits(session: Session, w: Wording) -> None:
+    """refuse argument text nested past 100 levels or with huge numbers as not valid JSON"""
+    deep = '{"file_path": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    too_deep = '{"file_path": ' + "[" * 100 + "]" * 100 + "}"
+    for raw in [deep, too_deep, '{"file_path": "a", "offset": 1' + "0" * 100 + "}", '{"file_path": "a", "offset": 1e999}']:
+        invalid(session.call("read", raw), w, w("args.not_json"), rule="args.limits")
+    at_the_limit = '{"file_path": ' + "[" * 99 + "]" * 99 + "}"
+    invalid(session.call("read", at_the_limit), w, w("args.type", path="file_path", type=TYPE_WORDS["string"]), rule="args.limits")
+    invalid(session.call("read", '{"file_path": "a", "offset": 1.5' + "0" * 90 + "}"), w,
+            w("args.type", path="offset", type=TYPE_WORDS["integer"]), rule="args.limits")  # fmt: skip

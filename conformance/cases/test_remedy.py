@@ -2,79 +2,95 @@
 
 from __future__ import annotations
 
-import pytest
+from collections.abc import Callable
 
-from conformance import spec
+from conformance.cases import case, needs
 from conformance.client import Client, Session
 from conformance.disk import Disk
+from conformance.spec import REMEDIES, Wording, fs
+from conformance.verdict import Judge
 
-GUARDED = spec.REMEDIES
+GUARDED = REMEDIES
 
 
-@pytest.mark.case("REM-001")
-def test_stale_version_gets_the_reread_remedy(client: Client) -> None:
+@case("REM-001", rules=["remedy.stale"])
+@needs("taxonomy")
+def test_stale_version_gets_the_reread_remedy(client: Client, judge: Judge, w: Wording) -> None:
     """append ' — re-read the file, then retry' to FS_STALE_VERSION"""
-    original = client.error(
-        "FsError", 'cannot write "/w/a": file changed since it was read', code="FS_STALE_VERSION"
-    )
+    message = w("fs.changed", op="write", p="/w/a")
+    original = client.error("FsError", message, code="FS_STALE_VERSION")
     ref, same = client.remediate({"handle": original})
-    assert same is False
-    assert client.inspect(str(ref["handle"]))["message"] == (
-        'cannot write "/w/a": file changed since it was read — re-read the file, then retry'
-    )
+    judge.equal("remediate of an FS_STALE_VERSION error returned the same object:", same, False, rule="remedy.stale")
+    if "handle" in ref:
+        judge.equal("the remedied message", client.inspect(str(ref["handle"]))["message"],
+                    message + w("remedy.reread"), rule="remedy.stale", level="wording")  # fmt: skip
 
 
-@pytest.mark.case("REM-002")
-def test_not_observed_gets_the_read_remedy(client: Client) -> None:
+@case("REM-002", rules=["remedy.not-observed"])
+@needs("taxonomy")
+def test_not_observed_gets_the_read_remedy(client: Client, judge: Judge, w: Wording) -> None:
     """append ' — read the file, then retry' to FS_NOT_OBSERVED"""
-    original = client.error("FsError", 'edit requires reading "/w/a" first', code="FS_NOT_OBSERVED")
-    ref, _ = client.remediate({"handle": original})
-    assert client.inspect(str(ref["handle"]))["message"] == (
-        'edit requires reading "/w/a" first — read the file, then retry'
-    )
+    message = w("policy.edit_unobserved", p="/w/a")
+    original = client.error("FsError", message, code="FS_NOT_OBSERVED")
+    ref, same = client.remediate({"handle": original})
+    judge.equal("remediate of an FS_NOT_OBSERVED error returned the same object:", same, False, rule="remedy.not-observed")
+    if "handle" in ref:
+        judge.equal("the remedied message", client.inspect(str(ref["handle"]))["message"],
+                    message + w("remedy.read"), rule="remedy.not-observed", level="wording")  # fmt: skip
 
 
-@pytest.mark.case("REM-003")
-def test_remedy_keeps_the_code(client: Client) -> None:
+@case("REM-003", rules=["remedy.code"])
+@needs("taxonomy")
+def test_remedy_keeps_the_code(client: Client, judge: Judge) -> None:
     """keep the code of a remedied error unchanged"""
     for code in GUARDED:
         ref, _ = client.remediate({"handle": client.error("FsError", "m", code=code)})
-        described = client.inspect(str(ref["handle"]))
-        assert (described["name"], described["code"]) == ("FsError", code)
+        described = client.inspect(str(ref.get("handle")))
+        judge.equal(f"the remedied {code} error's name and code", (described["name"], described["code"]),
+                    ("FsError", code), rule="remedy.code")  # fmt: skip
 
 
-@pytest.mark.case("REM-004")
-def test_remedy_chains_the_original(client: Client) -> None:
+@case("REM-004", rules=["remedy.cause"])
+@needs("taxonomy")
+def test_remedy_chains_the_original(client: Client, judge: Judge) -> None:
     """chain the original error as the remedied error's cause"""
     for code in GUARDED:
         original = client.error("FsError", "m", code=code)
         ref, _ = client.remediate({"handle": original})
-        cause = client.inspect(str(ref["handle"]))["cause"]
-        assert isinstance(cause, dict)
-        assert cause["handle"] == original
+        cause = client.inspect(str(ref.get("handle")))["cause"]
+        judge.equal(f"the cause of the remedied {code} error", (cause or {}).get("handle"), original,
+                    rule="remedy.cause")  # fmt: skip
 
 
-@pytest.mark.case("REM-005")
-def test_remedy_leaves_the_original_alone(client: Client) -> None:
+@case("REM-005", rules=["remedy.cause"])
+@needs("taxonomy")
+def test_remedy_leaves_the_original_alone(client: Client, judge: Judge) -> None:
     """build a new error, leaving the original's message untouched"""
     for code in GUARDED:
         original = client.error("FsError", "as the provider said", code=code)
         ref, same = client.remediate({"handle": original})
-        assert (same, ref["handle"] != original) == (False, True)
-        assert client.inspect(original)["message"] == "as the provider said"
+        judge.equal(f"remediate of {code} gave back", (same, ref.get("handle") == original), (False, False),
+                    rule="remedy.cause")  # fmt: skip
+        judge.equal(f"the original {code} error's message after remediate",
+                    client.inspect(original)["message"], "as the provider said", rule="remedy.cause")  # fmt: skip
 
 
-@pytest.mark.case("REM-006")
-def test_other_fs_errors_pass_through(client: Client) -> None:
+@case("REM-006", rules=["remedy.passthrough"])
+@needs("taxonomy")
+def test_other_fs_errors_pass_through(client: Client, judge: Judge) -> None:
     """return every other FsError unchanged: the same object"""
-    for code in spec.FS_CODES:
+    from conformance.spec import FS_CODES  # noqa: PLC0415
+
+    for code in FS_CODES:
         if code not in GUARDED:
             original = client.error("FsError", "m", code=code)
-            assert client.remediate({"handle": original}) == ({"handle": original}, True), code
+            judge.equal(f"remediate of an {code} FsError", client.remediate({"handle": original}),
+                        ({"handle": original}, True), rule="remedy.passthrough")  # fmt: skip
 
 
-@pytest.mark.case("REM-007")
-def test_non_fs_errors_pass_through(client: Client) -> None:
+@case("REM-007", rules=["remedy.passthrough"])
+@needs("taxonomy")
+def test_non_fs_errors_pass_through(client: Client, judge: Judge) -> None:
     """return non-FsError errors unchanged, even one carrying a guarded code"""
     for kind, extra in [
         ("HarnessError", {"code": "FS_STALE_VERSION"}),
@@ -84,85 +100,126 @@ def test_non_fs_errors_pass_through(client: Client) -> None:
         ("Exception", {}),
     ]:
         original = client.error(kind, "m", **extra)  # type: ignore[arg-type]
-        assert client.remediate({"handle": original}) == ({"handle": original}, True), kind
+        judge.equal(f"remediate of a {kind} {extra}", client.remediate({"handle": original}),
+                    ({"handle": original}, True), rule="remedy.passthrough")  # fmt: skip
 
 
-@pytest.mark.case("REM-008")
-def test_non_error_values_pass_through(client: Client) -> None:
+@case("REM-008", rules=["remedy.passthrough"])
+@needs("taxonomy")
+def test_non_error_values_pass_through(client: Client, judge: Judge) -> None:
     """return non-error values unchanged"""
     for value in ["FS_STALE_VERSION", {"code": "FS_STALE_VERSION"}, None, 3]:
-        assert client.remediate({"value": value}) == ({"value": value}, True), value
+        judge.equal(f"remediate of the value {value!r}", client.remediate({"value": value}),
+                    ({"value": value}, True), rule="remedy.passthrough")  # fmt: skip
 
 
 def _observed(session: Session, disk: Disk, path: str, content: str) -> None:
     disk.write(path, content)
-    assert session.read(path).error is None
+    session.read(path).accepted("policy.record")
 
 
-@pytest.mark.case("REM-009")
-def test_stale_write_text(session: Session, disk: Disk) -> None:
+@case("REM-009", rules=["remedy.texts", "remedy.once", "fs.msg.changed"])
+def test_stale_write_text(session: Session, disk: Disk, w: Wording) -> None:
     """show a stale write as '…: file changed since it was read — re-read the file, then retry'"""
     _observed(session, disk, "a.txt", "one\n")
     disk.replace("a.txt", "two, from someone else\n")
-    result = session.write("a.txt", "three\n")
-    p = disk.display("a.txt")
-    assert (result.text, result.error) == (
-        spec.error_text(spec.changed("write", p) + spec.REREAD),
-        spec.fs("FS_STALE_VERSION"),
-    )
+    result = session.write("a.txt", "three\n").refused("fs.msg.changed")
+    result.says(w.remedied("fs.changed", "FS_STALE_VERSION", op="write", p=disk.display("a.txt")), "remedy.once")
+    result.code(fs("FS_STALE_VERSION"), "remedy.texts")
 
 
-@pytest.mark.case("REM-010")
-def test_vanished_write_text(session: Session, disk: Disk) -> None:
+@case("REM-010", rules=["remedy.texts", "remedy.once", "fs.msg.write-vanished"])
+def test_vanished_write_text(session: Session, disk: Disk, w: Wording) -> None:
     """show a write to a deleted file as '…: file no longer exists — re-read the file, then retry'"""
     _observed(session, disk, "a.txt", "one\n")
     disk.delete("a.txt")
-    result = session.write("a.txt", "three\n")
-    assert (result.text, result.error) == (
-        spec.error_text(spec.write_vanished(disk.display("a.txt")) + spec.REREAD),
-        spec.fs("FS_STALE_VERSION"),
-    )
+    result = session.write("a.txt", "three\n").refused("fs.msg.write-vanished")
+    result.says(w.remedied("fs.write_vanished", "FS_STALE_VERSION", p=disk.display("a.txt")), "remedy.once")
+    result.code(fs("FS_STALE_VERSION"), "remedy.texts")
 
 
-@pytest.mark.case("REM-011")
-def test_stale_edit_text(session: Session, disk: Disk) -> None:
+@case("REM-011", rules=["remedy.texts", "remedy.once", "fs.msg.edit-changed"])
+def test_stale_edit_text(session: Session, disk: Disk, w: Wording) -> None:
     """show a stale edit as '…: file changed since it was read — re-read the file, then retry'"""
     _observed(session, disk, "a.txt", "one\n")
     disk.replace("a.txt", "one, changed\n")
-    result = session.edit("a.txt", "one", "1")
-    assert (result.text, result.error) == (
-        spec.error_text(spec.changed("edit", disk.display("a.txt")) + spec.REREAD),
-        spec.fs("FS_STALE_VERSION"),
-    )
+    result = session.edit("a.txt", "one", "1").refused("fs.msg.edit-changed")
+    result.says(w.remedied("fs.changed", "FS_STALE_VERSION", op="edit", p=disk.display("a.txt")), "remedy.once")
+    result.code(fs("FS_STALE_VERSION"), "remedy.texts")
 
 
-@pytest.mark.case("REM-012")
-def test_overwrite_unread_text(session: Session, disk: Disk) -> None:
+@case("REM-012", rules=["remedy.texts", "remedy.once", "fs.msg.exists-unread"])
+def test_overwrite_unread_text(session: Session, disk: Disk, w: Wording) -> None:
     """show an overwrite of an unread file as '… without reading it first — read the file, then retry'"""
     disk.write("a.txt", "keep\n")
-    result = session.write("a.txt", "clobber\n")
-    assert (result.text, result.error) == (
-        spec.error_text(spec.exists_unread(disk.display("a.txt")) + spec.READ_FIRST),
-        spec.fs("FS_NOT_OBSERVED"),
-    )
+    result = session.write("a.txt", "clobber\n").refused("fs.msg.exists-unread")
+    result.says(w.remedied("fs.exists_unread", "FS_NOT_OBSERVED", p=disk.display("a.txt")), "remedy.once")
+    result.code(fs("FS_NOT_OBSERVED"), "remedy.texts")
 
 
-@pytest.mark.case("REM-013")
-def test_edit_before_read_text(session: Session, disk: Disk) -> None:
+@case("REM-013", rules=["remedy.where", "remedy.texts", "policy.edit-intent"])
+def test_edit_before_read_text(session: Session, disk: Disk, w: Wording) -> None:
     """give the policy's own refusal the remedy too: 'edit requires reading "<p>" first — read …'"""
     disk.write("a.txt", "keep\n")
-    result = session.edit("a.txt", "keep", "x")
-    assert (result.text, result.error) == (
-        spec.error_text(spec.edit_unobserved(disk.display("a.txt")) + spec.READ_FIRST),
-        spec.fs("FS_NOT_OBSERVED"),
-    )
+    result = session.edit("a.txt", "keep", "x").refused("policy.edit-intent")
+    result.says(w.remedied("policy.edit_unobserved", "FS_NOT_OBSERVED", p=disk.display("a.txt")), "remedy.where")
+    result.code(fs("FS_NOT_OBSERVED"), "remedy.texts")
 
 
-@pytest.mark.case("REM-014")
-def test_read_gets_no_remedy(session: Session, disk: Disk) -> None:
+@case("REM-014", rules=["remedy.where"])
+def test_read_gets_no_remedy(session: Session, disk: Disk, w: Wording) -> None:
     """apply no remedy to read failures"""
-    result = session.read("missing.txt")
-    assert (result.text, result.error) == (
-        spec.error_text(spec.read_missing(disk.display("missing.txt"))),
-        spec.fs("FS_NOT_FOUND"),
-    )
+    result = session.read("missing.txt").refused("fs.msg.read-missing")
+    result.says(w.fs_error("fs.read_missing", p=disk.display("missing.txt")), "remedy.where")
+    result.code(fs("FS_NOT_FOUND"), "remedy.where")
+
+
+@case("REM-015", rules=["fs.msg.no-remedy", "remedy.cause", "contract.tool-error"])
+@needs("taxonomy", "toolErrors")
+def test_the_provider_message_behind_a_remedy_is_bare(session: Session, disk: Disk, client: Client,
+                                                      judge: Judge, w: Wording) -> None:  # fmt: skip
+    """keep the recovery out of the provider's own message: only the model-facing error has it"""
+    disk.write("a.txt", "keep\n")
+    result = session.write("a.txt", "clobber\n").refused("fs.msg.exists-unread")
+    handle = session.tool_error(result.call_id)
+    judge.true(handle is not None, "tool_error gave no error for the refused write", rule="contract.tool-error")
+    if handle is None:
+        return
+    described = client.inspect(handle)
+    cause = described["cause"] or {}
+    judge.equal("the provider error behind the remedy has the message", cause.get("message"),
+                w("fs.exists_unread", p=disk.display("a.txt")), rule="fs.msg.no-remedy", level="wording")  # fmt: skip
+    judge.equal("the provider error behind the remedy has the code", cause.get("code"),
+                "FS_NOT_OBSERVED", rule="remedy.cause")  # fmt: skip
+
+
+@case("REM-016", rules=["fs.os-error.cause", "contract.tool-error"])
+@needs("taxonomy", "toolErrors")
+def test_an_os_error_stays_chained(session: Session, client: Client, judge: Judge) -> None:
+    """keep the OS error as the cause of the FsError the model's result came from"""
+    for tool, result in [("read", session.read("n" * 300)), ("write", session.write("n" * 300, "x"))]:
+        result.refused("fs.msg.os-error")
+        handle = session.tool_error(result.call_id)
+        described = client.inspect(handle) if handle is not None else {}
+        chain = []
+        node: object = described
+        while isinstance(node, dict) and "name" in node:
+            chain.append((node["name"], node["isHarnessError"]))
+            node = node.get("cause")
+        judge.true(any(not ours for _, ours in chain[1:]),
+                   f"the error behind the failed {tool} chains no OS error (chain: {chain})",
+                   rule="fs.os-error.cause")  # fmt: skip
+
+
+@case("REM-017", rules=["marker.sandbox", "fs.os-error.cause", "contract.tool-error"])
+@needs("taxonomy", "toolErrors", options=["sandbox:read-only"])
+def test_the_marker_chains_the_denial(open_session: Callable[..., Session], disk: Disk, client: Client,
+                                       judge: Judge, w: Wording) -> None:  # fmt: skip
+    """chain the provider's sandbox denial as the cause of the marker the model sees"""
+    session = open_session(sandbox="read-only")
+    result = session.write("a.txt", "x").refused("sandbox.read-only")
+    handle = session.tool_error(result.call_id)
+    cause = (client.inspect(handle)["cause"] if handle else None) or {}
+    judge.equal("the error behind the marker has as its cause", (cause.get("code"), cause.get("message")),
+                ("FS_SANDBOX_DENIED", w("fs.sandbox", op="write", p=disk.display("a.txt"), mode="read-only")),
+                rule="marker.sandbox", level="wording")  # fmt: skip

@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from conformance import spec
-from conformance.client import Session, ToolOutcome
+from conformance.cases import case, needs
+from conformance.client import Session
 from conformance.disk import Disk
+from conformance.spec import Wording, fs
 
-DENIED = spec.fs("FS_SANDBOX_DENIED")
+DENIED = fs("FS_SANDBOX_DENIED")
+WORKSPACE_WRITE = "sandbox:workspace-write"
 
 
 @pytest.fixture
@@ -24,112 +26,136 @@ def outside(root: Path) -> Path:
     return directory
 
 
-def _untouched(outside: Path) -> None:
-    assert sorted(os.listdir(outside)) == ["target.txt"]
-    assert (outside / "target.txt").read_bytes() == b"untouched\n"
-
-
-def _marked(result: ToolOutcome, mode: str = "workspace-write") -> None:
-    assert (result.text, result.error) == (spec.error_text(spec.sandbox_marker(mode)), DENIED)
-
-
 @pytest.fixture
 def fenced(open_session: Callable[..., Session]) -> Session:
     return open_session(sandbox="workspace-write")
 
 
-@pytest.mark.case("SBX-001")
-def test_dotdot_escape(fenced: Session, outside: Path) -> None:
+def denied(session: Session, w: Wording, tool: str, path: str, *extra: str,
+           mode: str = "workspace-write", rule: str = "sandbox.workspace-write") -> None:  # fmt: skip
+    """A fenced mutation: refused, nothing touched, the marker shown, FS_SANDBOX_DENIED."""
+    result = session.write(path, extra[0]) if tool == "write" else session.edit(path, *extra)
+    result.refused(rule).says(w.marker(mode), "marker.sandbox").code(DENIED, "sandbox.denied")
+
+
+@case("SBX-001", rules=["sandbox.workspace-write", "sandbox.denied", "marker.sandbox"])
+@needs(options=[WORKSPACE_WRITE])
+def test_dotdot_escape(fenced: Session, outside: Path, w: Wording) -> None:
     """fence a path that climbs out with '..', showing '[sandbox: file access denied under <mode> mode]'"""
-    _marked(fenced.write("../outside/target.txt", "escaped\n"))
-    _marked(fenced.write("../outside/new.txt", "escaped\n"))
-    _marked(fenced.edit("../outside/target.txt", "untouched", "x"))
-    _untouched(outside)
+    denied(fenced, w, "write", "../outside/target.txt", "escaped\n")
+    denied(fenced, w, "write", "../outside/new.txt", "escaped\n")
+    denied(fenced, w, "edit", "../outside/target.txt", "untouched", "x")
 
 
-@pytest.mark.case("SBX-002")
-def test_absolute_escape(fenced: Session, outside: Path) -> None:
+@case("SBX-002", rules=["sandbox.workspace-write", "sandbox.denied"])
+@needs(options=[WORKSPACE_WRITE], paths=["any", "absolute"])
+def test_absolute_escape(fenced: Session, outside: Path, w: Wording) -> None:
     """fence an absolute path outside the workspace"""
-    _marked(fenced.write(str(outside / "target.txt"), "escaped\n"))
-    _marked(fenced.edit(str(outside / "target.txt"), "untouched", "x"))
-    _untouched(outside)
+    denied(fenced, w, "write", str(outside / "target.txt"), "escaped\n")
+    denied(fenced, w, "edit", str(outside / "target.txt"), "untouched", "x")
 
 
-@pytest.mark.case("SBX-003")
-def test_symlinked_directory_escape(fenced: Session, disk: Disk, outside: Path) -> None:
+@case("SBX-003", rules=["sandbox.workspace-write", "fs.resolve.key"])
+@needs(options=[WORKSPACE_WRITE])
+def test_symlinked_directory_escape(fenced: Session, disk: Disk, outside: Path, w: Wording) -> None:
     """fence a symlinked directory inside the workspace that points outside"""
     disk.symlink("link", outside)
-    _marked(fenced.write("link/target.txt", "escaped\n"))
-    _marked(fenced.write("link/new.txt", "escaped\n"))
-    _untouched(outside)
+    denied(fenced, w, "write", "link/target.txt", "escaped\n")
+    denied(fenced, w, "write", "link/new.txt", "escaped\n")
 
 
-@pytest.mark.case("SBX-004")
-def test_symlinked_file_escape(fenced: Session, disk: Disk, outside: Path) -> None:
+@case("SBX-004", rules=["sandbox.workspace-write", "sandbox.reads"])
+@needs(options=[WORKSPACE_WRITE])
+def test_symlinked_file_escape(fenced: Session, disk: Disk, outside: Path, w: Wording) -> None:
     """fence a symlinked file inside the workspace that points outside, even after a read"""
     disk.symlink("inside-looking.txt", outside / "target.txt")
-    assert fenced.read("inside-looking.txt").error is None
-    _marked(fenced.write("inside-looking.txt", "escaped\n"))
-    _marked(fenced.edit("inside-looking.txt", "untouched", "x"))
-    _untouched(outside)
+    fenced.read("inside-looking.txt").accepted("sandbox.reads")
+    denied(fenced, w, "write", "inside-looking.txt", "escaped\n")
+    denied(fenced, w, "edit", "inside-looking.txt", "untouched", "x")
 
 
-@pytest.mark.case("SBX-005")
-def test_fence_speaks_before_the_policy(fenced: Session, outside: Path) -> None:
+@case("SBX-005", rules=["sandbox.before-policy"])
+@needs(options=[WORKSPACE_WRITE])
+def test_fence_speaks_before_the_policy(fenced: Session, outside: Path, w: Wording) -> None:
     """check the fence before the observation policy: no 'read it first' for a fenced path"""
-    _marked(fenced.edit("../outside/never-read.txt", "a", "b"))
-    _marked(fenced.write("../outside/target.txt", "unread overwrite\n"))
-    _untouched(outside)
+    denied(fenced, w, "edit", "../outside/never-read.txt", "a", "b", rule="sandbox.before-policy")
+    denied(fenced, w, "write", "../outside/target.txt", "unread overwrite\n", rule="sandbox.before-policy")
 
 
-@pytest.mark.case("SBX-006")
-def test_read_only_mode(open_session: Callable[..., Session], disk: Disk) -> None:
+@case("SBX-006", rules=["sandbox.read-only", "sandbox.reads"])
+@needs(options=["sandbox:read-only"])
+def test_read_only_mode(open_session: Callable[..., Session], disk: Disk, w: Wording) -> None:
     """fence every mutation in read-only mode, inside the workspace too"""
     session = open_session(sandbox="read-only")
     disk.write("a.txt", "one\n")
-    assert session.read("a.txt").error is None
-    _marked(session.write("a.txt", "x"), "read-only")
-    _marked(session.edit("a.txt", "one", "x"), "read-only")
-    _marked(session.write("new.txt", "x"), "read-only")
-    assert sorted(os.listdir(disk.root)) == ["a.txt"]
-    assert disk.read("a.txt") == b"one\n"
+    session.read("a.txt").accepted("sandbox.reads")
+    denied(session, w, "write", "a.txt", "x", mode="read-only", rule="sandbox.read-only")
+    denied(session, w, "edit", "a.txt", "one", "x", mode="read-only", rule="sandbox.read-only")
+    denied(session, w, "write", "new.txt", "x", mode="read-only", rule="sandbox.read-only")
 
 
-@pytest.mark.case("SBX-007")
-def test_reads_are_not_fenced(fenced: Session, outside: Path) -> None:
+@case("SBX-007", rules=["sandbox.reads"])
+@needs(options=[WORKSPACE_WRITE])
+def test_reads_are_not_fenced(fenced: Session, outside: Path, w: Wording) -> None:
     """never fence reads"""
-    result = fenced.read("../outside/target.txt")
-    assert (result.text, result.error) == (
-        spec.read_output(str(outside / "target.txt"), "untouched\n"),
-        None,
-    )
+    fenced.read("../outside/target.txt").accepted("sandbox.reads").says(
+        w.read_output(str(outside / "target.txt"), "untouched\n"), "sandbox.reads")  # fmt: skip
 
 
-@pytest.mark.case("SBX-008")
-def test_danger_full_access(open_session: Callable[..., Session], root: Path) -> None:
+@case("SBX-008", rules=["sandbox.full-access"])
+@needs(options=["sandbox:danger-full-access"])
+def test_danger_full_access(open_session: Callable[..., Session]) -> None:
     """fence nothing in danger-full-access mode"""
     session = open_session(sandbox="danger-full-access")
-    assert session.write("../free.txt", "ok\n").error is None
-    assert (root.parent / "free.txt").read_bytes() == b"ok\n"
+    session.write("../free.txt", "ok\n").accepted("sandbox.full-access", changes={"../free.txt": "ok\n"})
 
 
-@pytest.mark.case("SBX-009")
-def test_extra_writable_roots(open_session: Callable[..., Session], root: Path) -> None:
+@case("SBX-009", rules=["sandbox.writable-roots"])
+@needs(options=[WORKSPACE_WRITE, "writableRoots"])
+def test_extra_writable_roots(open_session: Callable[..., Session], root: Path, w: Wording) -> None:
     """allow mutations under extra writable roots, and nowhere else"""
     extra = root.parent / "extra"
     extra.mkdir()
     session = open_session(sandbox="workspace-write", writableRoots=[str(extra)])
-    assert session.write("../extra/new.txt", "ok\n").error is None
-    _marked(session.write("../elsewhere.txt", "no\n"))
-    assert not (root.parent / "elsewhere.txt").exists()
+    session.write("../extra/new.txt", "ok\n").accepted("sandbox.writable-roots", changes={"../extra/new.txt": "ok\n"})
+    denied(session, w, "write", "../elsewhere.txt", "no\n", rule="sandbox.writable-roots")
 
 
-@pytest.mark.case("SBX-010")
-def test_inside_the_workspace_is_writable(fenced: Session, disk: Disk) -> None:
+@case("SBX-010", rules=["sandbox.workspace-write"])
+@needs(options=[WORKSPACE_WRITE])
+def test_inside_the_workspace_is_writable(fenced: Session, disk: Disk, w: Wording) -> None:
     """allow every mutation inside the workspace under workspace-write"""
-    assert fenced.write("new.txt", "one\n").text == spec.write_output(
-        disk.display("new.txt"), created=True
-    )
-    assert fenced.edit("new.txt", "one", "two").error is None
-    assert fenced.write("sub/deeper.txt", "x\n").error is None
-    assert disk.read("new.txt") == b"two\n"
+    fenced.write("new.txt", "one\n").accepted("sandbox.workspace-write", changes={"new.txt": "one\n"}).says(
+        w.write_output(disk.display("new.txt"), created=True), "write.output")  # fmt: skip
+    fenced.edit("new.txt", "one", "two").accepted("sandbox.workspace-write", changes={"new.txt": "two\n"})
+    fenced.write("sub/deeper.txt", "x\n").accepted("sandbox.workspace-write", changes={"sub/deeper.txt": "x\n"})
+
+
+@case("SBX-011", rules=["sandbox.workspace-write"])
+@needs(options=[WORKSPACE_WRITE])
+def test_a_sibling_whose_name_starts_with_the_roots(fenced: Session, root: Path, w: Wording) -> None:
+    """fence a sibling directory whose name merely starts with the workspace's name"""
+    sibling = root.parent / f"{root.name}2"
+    sibling.mkdir()
+    denied(fenced, w, "write", f"../{root.name}2/x.txt", "escaped\n")
+    assert os.listdir(sibling) == []
+
+
+@case("SBX-012", rules=["sandbox.workspace-write", "fs.resolve.display"])
+@needs(options=[WORKSPACE_WRITE])
+def test_a_root_opened_through_a_symlink(open_session: Callable[..., Session], root: Path, w: Wording) -> None:
+    """judge a workspace opened through a symlink by its real path, and show paths under the alias"""
+    alias = root.parent / "alias"
+    alias.symlink_to(root)
+    session = open_session(alias, sandbox="workspace-write")
+    session.write("new.txt", "one\n").accepted("sandbox.workspace-write", changes={"new.txt": "one\n"}).says(
+        w.write_output(str(alias / "new.txt"), created=True), "fs.resolve.display")  # fmt: skip
+    denied(session, w, "write", "../escaped.txt", "x")
+
+
+@case("SBX-013", rules=["sandbox.denied", "sandbox.workspace-write"])
+@needs(options=[WORKSPACE_WRITE])
+def test_a_fenced_write_creates_no_parents(fenced: Session, root: Path, w: Wording) -> None:
+    """create no parent directory for a fenced write"""
+    denied(fenced, w, "write", "../made/up/deep.txt", "x")
+    assert not (root.parent / "made").exists()

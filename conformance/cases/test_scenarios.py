@@ -1,4 +1,9 @@
-"""SPEC §5: the pinned scenarios, run through the harness's real loop and compared with snapshots."""
+"""SPEC §5: the pinned scenarios, run through the harness's real loop and compared with snapshots.
+
+Behaviour is judged against the suite's normative transcripts (the sequence of events, which
+tools ran, which results were errors, how the turn ended); wording against the pinned snapshot —
+the normative one, or the harness's own with ``--conformance-snapshots``.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from conformance import scenarios, spec
+from conformance import scenarios
+from conformance.cases import case, needs
 from conformance.client import Client
-from conformance.contract import JsonObject
-from conformance.secrets import CANARY_VARIABLE, plant_canary
+from conformance.harness.contract import JsonObject
+from conformance.secrets import RunSecrets
+from conformance.snapshots import behaviour_of, normative_transcript, transcript_difference
+from conformance.spec import Wording
+from conformance.verdict import RANK_TEXT, Judge
+
+pytestmark = needs("loop")
 
 CASES = [
-    pytest.param(name, id=name, marks=pytest.mark.case(f"SCN-{number:03d}"))
+    pytest.param(name, id=name, marks=case(f"SCN-{number:03d}", rules=["scenario.pinned", "scenario.normalize"]))
     for number, name in enumerate(scenarios.SCENARIO_SET, start=1)
 ]
 
@@ -23,26 +34,31 @@ def test_scenario_transcript(
     name: str,
     client: Client,
     root: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    transcript_snapshot: Callable[[list[JsonObject], str], None],
+    judge: Judge,
+    secrets: RunSecrets,
+    transcript_snapshot: Callable[[list[JsonObject], str], bool],
 ) -> None:
     """produce exactly the pinned transcript of the scenario (normalized, secret-free)"""
-    canary = plant_canary()
-    monkeypatch.setenv(CANARY_VARIABLE, canary)
-    records = client.scenario(str(root), scenarios.load(name, canary=canary))
-    transcript_snapshot(records, str(root))
+    records = client.scenario(str(root), scenarios.load(name, canary=secrets.canary))
+    normative = normative_transcript(name)
+    judge.equal(f"the events of {name} (types, tools, error flags, how the turn ended)",
+                behaviour_of(records), behaviour_of(normative), rule="scenario.pinned")  # fmt: skip
+    if judge.runs("wording"):
+        ok = transcript_snapshot(records, str(root))
+        judge.record("wording", ok, lambda: f"{name}: {transcript_difference(name, records, str(root))}; "
+                     "SPEC §5 {scenario.pinned}: each transcript of the pinned set is pinned",
+                     "scenario.pinned", RANK_TEXT)  # fmt: skip
 
 
-@pytest.mark.case("SCN-019")
-def test_policy_reject_step_one(client: Client, root: Path) -> None:
+@case("SCN-019", rules=["scenario.pinned", "remedy.texts"])
+def test_policy_reject_step_one(client: Client, root: Path, judge: Judge, w: Wording) -> None:
     """show fs-policy-reject's first result as the remedied refusal with {FsError, FS_NOT_OBSERVED}"""
     records = client.scenario(str(root), scenarios.load("fs-policy-reject"))
     first = next(r["data"] for r in records if r["type"] == "tool/result")
-    assert isinstance(first, dict)
-    assert first["content"] == [
-        {
-            "type": "text",
-            "text": spec.error_text(spec.edit_unobserved(f"{root}/settings.txt") + spec.READ_FIRST),
-        }
-    ]
-    assert first["error"] == {"name": "FsError", "code": "FS_NOT_OBSERVED"}
+    judge.equal("the first result's error flag", first.get("isError"), True, rule="scenario.pinned")
+    judge.equal("the first result's content", first.get("content"),
+                [{"type": "text", "text": w.remedied("policy.edit_unobserved", "FS_NOT_OBSERVED", p=f"{root}/settings.txt")}],
+                rule="remedy.texts", level="wording")  # fmt: skip
+    if client.profile.has("taxonomy"):
+        judge.equal("the first result's error", first.get("error"), {"name": "FsError", "code": "FS_NOT_OBSERVED"},
+                    rule="scenario.pinned", level="wording")  # fmt: skip

@@ -2,22 +2,24 @@
 
 The model tracks one file (``f.txt``, also reachable through the symlink ``alias.txt``): whether
 it exists, its content, a version counter bumped by every change, and the version this session
-last saw. Every tool result is compared, text and structured error, with what the model says;
-after every step the disk must hold exactly what the model holds, with nothing left behind.
+last saw. Every tool result is judged like any case — accepted or refused with exactly the disk
+changes the model predicts (behaviour), then the exact text and code (wording) — so at
+``--conformance-level behaviour`` this is the behaviour-level machine, comparing no text.
 
 Outside changes are made visible whatever the timestamp granularity: replacements and
 recreations carry content never seen before, and same-size rewrites change bytes in place.
+Before the random exploration, a fixed tour reaches the states that matter on every run:
+``replace_all`` with one occurrence, a read that fails after a change, a file deleted and then
+recreated.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
-import shutil
-import tempfile
+from pathlib import Path
 from typing import ClassVar
 
-import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -28,30 +30,43 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from conformance import spec
-from conformance.client import Client, ToolOutcome
+from conformance.cases import case
+from conformance.client import Client, Result
 from conformance.disk import Disk
+from conformance.plugin import case_seed
+from conformance.spec import Wording, fs
+from conformance.verdict import Judge
+from conformance.watch import Watch
 
 STEPS = 20
 PATHS = st.sampled_from(["f.txt", "alias.txt"])
 # No "@" (the absent needle) and no "#" (the marker of outside content).
 CONTENT = st.text(alphabet="abcxyz ABC012é\n\r", max_size=24)
-STALE = spec.fs("FS_STALE_VERSION")
-UNOBSERVED = spec.fs("FS_NOT_OBSERVED")
+STALE = fs("FS_STALE_VERSION")
+UNOBSERVED = fs("FS_NOT_OBSERVED")
 
 
 class GuardMachine(RuleBasedStateMachine):
     """One session, one file, and the world around it."""
 
     client: ClassVar[Client]
+    judge: ClassVar[Judge]
+    base: ClassVar[Path]
+    runs: ClassVar[itertools.count[int]]
 
     def __init__(self) -> None:
         super().__init__()
-        self.root = os.path.realpath(tempfile.mkdtemp(prefix="conformance-stm-"))
-        self.disk = Disk(self.root)
+        run = self.base / f"run-{next(self.runs)}"
+        run.mkdir()
+        root = run / "ws"
+        root.mkdir()
+        self.client.watch = Watch(run, root)
+        self.w: Wording = self.client.wording
+        self.w.root = str(root)
+        self.disk = Disk(root)
         self.disk.write("f.txt", "initial\n")
         self.disk.symlink("alias.txt", "f.txt")
-        self.session = self.client.open(self.root)
+        self.session = self.client.open(str(root))
         self.unique = itertools.count(1)
         self.exists = True
         self.content = "initial\n"
@@ -60,13 +75,12 @@ class GuardMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         self.session.close()
-        shutil.rmtree(self.root, ignore_errors=True)
-
-    def _expect(self, result: ToolOutcome, text: str, error: tuple[str, str] | None) -> None:
-        assert (result.text, result.error) == (text, error)
 
     def _changed(self, content: str) -> None:
         self.exists, self.content, self.version = True, content, self.version + 1
+
+    def _refused(self, result: Result, rule: str, text: str, error: tuple[str, str] | None) -> None:
+        result.refused(rule).says(text, rule).code(error, rule)
 
     # -- the session's tool calls ---------------------------------------------------------
 
@@ -75,25 +89,25 @@ class GuardMachine(RuleBasedStateMachine):
         result = self.session.read(path)
         p = self.disk.display(path)
         if not self.exists:
-            self._expect(result, spec.error_text(spec.read_missing(p)), spec.fs("FS_NOT_FOUND"))
+            self._refused(result, "policy.failed-read", self.w.fs_error("fs.read_missing", p=p), fs("FS_NOT_FOUND"))
             return
-        self._expect(result, spec.read_output(p, self.content), None)
+        result.accepted("policy.record").says(self.w.read_output(p, self.content), "read.output")
         self.seen = self.version
 
     @rule(path=PATHS, content=CONTENT)
     def write(self, path: str, content: str) -> None:
         result = self.session.write(path, content)
         p = self.disk.display(path)
+        w = self.w
         if self.seen is None and self.exists:
-            self._expect(
-                result, spec.error_text(spec.exists_unread(p) + spec.READ_FIRST), UNOBSERVED
-            )
+            self._refused(result, "policy.write-intent", w.remedied("fs.exists_unread", "FS_NOT_OBSERVED", p=p), UNOBSERVED)
         elif self.seen is not None and not self.exists:
-            self._expect(result, spec.error_text(spec.write_vanished(p) + spec.REREAD), STALE)
+            self._refused(result, "policy.dead-end", w.remedied("fs.write_vanished", "FS_STALE_VERSION", p=p), STALE)
         elif self.seen is not None and self.seen != self.version:
-            self._expect(result, spec.error_text(spec.changed("write", p) + spec.REREAD), STALE)
+            self._refused(result, "fs.version.changes", w.remedied("fs.changed", "FS_STALE_VERSION", op="write", p=p), STALE)
         else:
-            self._expect(result, spec.write_output(p, created=not self.exists), None)
+            result.accepted("policy.write-intent", changes={"f.txt": content}).says(
+                w.write_output(p, created=not self.exists), "write.output")  # fmt: skip
             self._changed(content)
             self.seen = self.version
 
@@ -106,28 +120,30 @@ class GuardMachine(RuleBasedStateMachine):
             old = self.content[start:end]
         new = data.draw(st.text(alphabet="xyzé\n", max_size=4), label="new")
         replace_all = data.draw(st.booleans(), label="replace_all")
+        self._edit(path, old, new, replace_all)
+
+    def _edit(self, path: str, old: str, new: str, replace_all: bool) -> None:
         result = self.session.edit(path, old, new, replace_all=replace_all)
         p = self.disk.display(path)
+        w = self.w
         count = self.content.count(old) if self.exists else 0
         if old == new:
-            self._expect(result, spec.error_text(spec.POST_SCHEMA["differ"]), None)
+            self._refused(result, "check.order", w.error(w("check.differ")), None)
         elif self.seen is None:
-            self._expect(
-                result, spec.error_text(spec.edit_unobserved(p) + spec.READ_FIRST), UNOBSERVED
-            )
+            self._refused(result, "policy.edit-intent",
+                          w.remedied("policy.edit_unobserved", "FS_NOT_OBSERVED", p=p), UNOBSERVED)  # fmt: skip
         elif not self.exists or self.seen != self.version:
-            self._expect(result, spec.error_text(spec.changed("edit", p) + spec.REREAD), STALE)
+            self._refused(result, "fs.version.changes",
+                          w.remedied("fs.changed", "FS_STALE_VERSION", op="edit", p=p), STALE)  # fmt: skip
         elif count == 0:
-            self._expect(
-                result, spec.error_text(spec.edit_not_found(p)), spec.fs("FS_EDIT_NOT_FOUND")
-            )
+            self._refused(result, "fs.msg.edit-not-found", w.fs_error("fs.edit_not_found", p=p), fs("FS_EDIT_NOT_FOUND"))
         elif count > 1 and not replace_all:
-            self._expect(
-                result, spec.error_text(spec.edit_ambiguous(p, count)), spec.fs("FS_AMBIGUOUS_EDIT")
-            )
+            self._refused(result, "fs.msg.ambiguous", w.fs_error("fs.ambiguous", p=p, n=count), fs("FS_AMBIGUOUS_EDIT"))
         else:
-            self._expect(result, spec.edit_output(p, replace_all=replace_all), None)
-            self._changed(self.content.replace(old, new, -1 if replace_all else 1))
+            content = self.content.replace(old, new, -1 if replace_all else 1)
+            result.accepted("edit.occurrences", changes={"f.txt": content}).says(
+                w.edit_output(p, replace_all=replace_all), "edit.output")  # fmt: skip
+            self._changed(content)
             self.seen = self.version
 
     # -- the world --------------------------------------------------------------------------
@@ -143,7 +159,9 @@ class GuardMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def someone_rewrites_it_in_place(self, data: st.DataObject) -> None:
         ascii_at = [i for i, c in enumerate(self.content) if c.isascii()]
-        index = data.draw(st.sampled_from(ascii_at), label="index")
+        self._rewrite_at(data.draw(st.sampled_from(ascii_at), label="index"))
+
+    def _rewrite_at(self, index: int) -> None:
         replacement = "Q" if self.content[index] != "Q" else "R"
         content = self.content[:index] + replacement + self.content[index + 1 :]
         self.disk.same_size_rewrite("f.txt", content)
@@ -165,14 +183,49 @@ class GuardMachine(RuleBasedStateMachine):
     @invariant()
     def disk_holds_what_the_model_holds(self) -> None:
         expected = ["alias.txt", "f.txt"] if self.exists else ["alias.txt"]
-        assert sorted(os.listdir(self.root)) == expected, "a temp file or stray file was left"
-        assert self.disk.path("alias.txt").is_symlink()
+        found = sorted(os.listdir(self.disk.root))
+        self.judge.equal("the workspace's files", found, expected, rule="fs.publish.identical")
         if self.exists:
-            assert self.disk.read("f.txt") == self.content.encode("utf-8")
+            self.judge.equal("f.txt", self.disk.read("f.txt"), self.content.encode("utf-8"), rule="fs.publish.atomic")
+
+    # -- the fixed tour -------------------------------------------------------------------------
+
+    def tour(self) -> None:
+        """The states that matter, reached on every run before any random step."""
+        self.read("alias.txt")
+        self._edit("f.txt", "initial", "only", replace_all=True)  # replace_all, one occurrence
+        self.someone_replaces_it("changed")
+        self.read("f.txt")
+        self._rewrite_at(1)
+        self.disk.write("f.txt", "\0binary\n")  # a read that fails after a change
+        self._changed("\0binary\n")
+        result = self.session.read("f.txt")
+        result.refused("policy.failed-read").code(fs("FS_NOT_TEXT"), "fs.msg.binary")
+        self.write("f.txt", "after the failed read\n")
+        self.someone_deletes_it()  # deleted, then recreated
+        self.write("f.txt", "to nowhere\n")
+        self.someone_recreates_it("reborn")
+        self.write("alias.txt", "still stale\n")
+        self.read("alias.txt")
+        self.write("alias.txt", "fresh again\n")
+        self.disk_holds_what_the_model_holds()
 
 
-@pytest.mark.case("STM-001")
-def test_guard_state_machine(client: Client) -> None:
+@case("STM-001", rules=["policy.write-intent", "policy.edit-intent", "policy.record", "policy.failed-read",
+                        "policy.dead-end", "fs.version.changes", "edit.occurrences"], model_based=True)  # fmt: skip
+def test_guard_state_machine(client: Client, judge: Judge, tmp_path: Path, pytestconfig: object) -> None:
     """agree with the model of §4.1 on every verdict and message, for any interleaving"""
-    machine = type("GuardMachineFor", (GuardMachine,), {"client": client})
+    machine = type(
+        "GuardMachineFor",
+        (GuardMachine,),
+        {"client": client, "judge": judge, "base": tmp_path, "runs": itertools.count(1)},
+    )
+    tour = machine()
+    try:
+        tour.tour()
+    finally:
+        tour.teardown()
+    explicit = getattr(getattr(pytestconfig, "option", None), "hypothesis_seed", None)
+    if explicit is None:
+        machine._hypothesis_internal_use_seed = case_seed("STM-001")  # type: ignore[attr-defined]
     run_state_machine_as_test(machine, settings=settings(stateful_step_count=STEPS))

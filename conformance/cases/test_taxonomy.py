@@ -2,237 +2,230 @@
 
 from __future__ import annotations
 
-import copy
-import pickle
-from collections.abc import Callable
-
-import pytest
-
+from conformance.cases import case, needs
 from conformance.client import Client
-from conformance.contract import JsonObject, NativeHarness
-from conformance.spec import FS_CODES
+from conformance.harness.contract import Json, JsonObject
+from conformance.spec import FS_CODES, chain_of, render_value
+from conformance.verdict import Judge
+
+pytestmark = needs("taxonomy")
 
 HARNESS_KINDS = ["HarnessError", "FsError", "LlmError"]
+DEFAULTS: dict[str, JsonObject] = {
+    "HarnessError": {"code": "SOME_CODE"},
+    "FsError": {"code": "FS_IO_ERROR"},
+    "LlmError": {"code": "SERVER"},
+    "ToolArgsError": {"violations": ["v"]},
+    "ToolNotFoundError": {"toolName": "x"},
+}
 
 
-def _error(client: Client, kind: str, message: str = "m", **spec: object) -> str:
-    defaults: dict[str, object] = {
-        "HarnessError": {"code": "SOME_CODE"},
-        "FsError": {"code": "FS_IO_ERROR"},
-        "LlmError": {"code": "SERVER"},
-        "ToolArgsError": {"violations": ["v"]},
-        "ToolNotFoundError": {"toolName": "x"},
-    }.get(kind, {})  # type: ignore[assignment]
-    return client.error(kind, message, **{**defaults, **spec})
+def _error(client: Client, kind: str, message: str = "m", **spec: Json) -> str:
+    return client.error(kind, message, **{**DEFAULTS.get(kind, {}), **spec})
 
 
-@pytest.mark.case("TAX-001")
-def test_code_stays_out_of_the_message(client: Client) -> None:
+def _rejected(client: Client, judge: Judge, kind: str, spec: JsonObject, rule: str) -> None:
+    answer = client.try_error(kind, **spec)
+    judge.true("rejected" in answer, f"make_error accepted a {kind} built from {spec!r}", rule=rule)
+
+
+@case("TAX-001", rules=["err.code-distinct", "contract.inspect"])
+def test_code_stays_out_of_the_message(client: Client, judge: Judge) -> None:
     """keep the code out of the message: str(err) is exactly the message"""
     described = client.inspect(client.error("HarnessError", "disk full", code="FS_IO_ERROR"))
-    assert (described["message"], described["text"], described["code"]) == (
-        "disk full",
-        "disk full",
-        "FS_IO_ERROR",
-    )
+    judge.equal("the error's (message, text, code)", (described["message"], described["text"], described["code"]),
+                ("disk full", "disk full", "FS_IO_ERROR"), rule="err.code-distinct")  # fmt: skip
 
 
-@pytest.mark.case("TAX-002")
-def test_name_is_the_concrete_class(client: Client) -> None:
+@case("TAX-002", rules=["err.name", "err.is-harness-error"])
+def test_name_is_the_concrete_class(client: Client, judge: Judge) -> None:
     """name every error after its concrete class, and count each as a HarnessError"""
     for kind in ["HarnessError", "FsError", "LlmError", "ToolArgsError", "ToolNotFoundError"]:
         described = client.inspect(_error(client, kind))
-        assert (described["name"], described["isHarnessError"]) == (kind, True), kind
+        judge.equal(f"a {kind}'s (name, isHarnessError)", (described["name"], described["isHarnessError"]),
+                    (kind, True), rule="err.name")  # fmt: skip
 
 
-@pytest.mark.case("TAX-003")
-def test_exception_cause_is_chained(client: Client) -> None:
+@case("TAX-003", rules=["err.cause.exception"])
+def test_exception_cause_is_chained(client: Client, judge: Judge) -> None:
     """chain an exception given as cause, as the very same object"""
     original = client.error("Exception", "root problem")
     for kind in HARNESS_KINDS:
-        described = client.inspect(_error(client, kind, cause={"handle": original}))
-        cause = described["cause"]
-        assert isinstance(cause, dict)
-        assert cause["handle"] == original, kind
+        cause = client.inspect(_error(client, kind, cause={"handle": original}))["cause"]
+        judge.equal(f"the cause of a {kind} built with an exception cause", (cause or {}).get("handle"),
+                    original, rule="err.cause.exception")  # fmt: skip
 
 
-@pytest.mark.case("TAX-004")
-def test_non_exception_cause_is_kept(client: Client) -> None:
-    """keep a non-exception cause (a dict, a string) as the cause value"""
+@case("TAX-004", rules=["err.cause.value"])
+def test_non_exception_cause_is_kept(client: Client, judge: Judge) -> None:
+    """keep a non-exception cause (a dict, a string) as the cause value; None is no cause"""
     for value in [{"code": 500}, "upstream said no"]:
-        described = client.inspect(
-            client.error("HarnessError", "m", code="C", cause={"value": value})
-        )
-        assert described["cause"] == {"value": value}
+        described = client.inspect(client.error("HarnessError", "m", code="C", cause={"value": value}))
+        judge.equal(f"the cause of an error built with the value {value!r}", described["cause"],
+                    {"value": value}, rule="err.cause.value")  # fmt: skip
+    none = client.inspect(client.error("HarnessError", "m", code="C", cause={"value": None}))
+    judge.true(none["cause"] in (None, {"value": None}), f"a None cause reads back as {none['cause']!r}",
+               rule="err.cause.value")  # fmt: skip
 
 
-@pytest.mark.case("TAX-005")
-def test_construction_validates(client: Client) -> None:
+@case("TAX-005", rules=["err.validate"])
+def test_construction_validates(client: Client, judge: Judge) -> None:
     """refuse a non-string message, and a missing, empty or non-string code"""
-    for spec in [
-        {"message": 1, "code": "C"},
-        {"message": None, "code": "C"},
-        {"message": "m", "code": ""},
-        {"message": "m", "code": 5},
-        {"message": "m"},
-    ]:
-        answer = client.try_error("HarnessError", **spec)  # type: ignore[arg-type]
-        assert "rejected" in answer, spec
+    for spec in [{"message": 1, "code": "C"}, {"message": None, "code": "C"}, {"message": "m", "code": ""},
+                 {"message": "m", "code": 5}, {"message": "m"}]:  # fmt: skip
+        _rejected(client, judge, "HarnessError", spec, "err.validate")
 
 
-@pytest.mark.case("TAX-006")
-def test_is_harness_error_is_strict(client: Client) -> None:
-    """not count a plain exception as a HarnessError"""
-    assert client.inspect(client.error("Exception", "plain"))["isHarnessError"] is False
+@case("TAX-006", rules=["err.is-harness-error"])
+def test_is_harness_error_is_strict(client: Client, judge: Judge) -> None:
+    """not count a plain exception, nor a group of harness errors, as a HarnessError"""
+    plain = client.inspect(client.error("Exception", "plain"))
+    judge.equal("isHarnessError of a plain exception", plain["isHarnessError"], False, rule="err.is-harness-error")
+    member = _error(client, "HarnessError")
+    group = client.inspect(client.error("ExceptionGroup", "g", members=[member]))
+    judge.equal("isHarnessError of an ExceptionGroup", group["isHarnessError"], False, rule="err.is-harness-error")
 
 
-@pytest.mark.case("TAX-007")
-def test_to_error_returns_exceptions_unchanged(client: Client) -> None:
+@case("TAX-007", rules=["err.to-error.exception"])
+def test_to_error_returns_exceptions_unchanged(client: Client, judge: Judge) -> None:
     """return an exception from to_error unchanged (the same object)"""
-    for kind in ["Exception", "HarnessError"]:
-        handle = _error(client, kind, code="C") if kind == "HarnessError" else client.error(kind)
-        assert client.to_error({"handle": handle}) == (handle, True)
+    for handle in [client.error("Exception"), _error(client, "HarnessError"), _error(client, "FsError")]:
+        judge.equal("to_error of an exception", client.to_error({"handle": handle}), (handle, True),
+                    rule="err.to-error.exception")  # fmt: skip
 
 
-@pytest.mark.case("TAX-008")
-def test_to_error_wraps_values_as_unknown(client: Client) -> None:
+@case("TAX-008", rules=["err.to-error.value", "err.render"])
+def test_to_error_wraps_values_as_unknown(client: Client, judge: Judge) -> None:
     """wrap a returned failure value as HarnessError UNKNOWN with the value as cause"""
-    for value, message in [({"code": 500}, '{"code":500}'), ("quota exhausted", "quota exhausted")]:
+    for value, message in [({"code": 500}, '{"code":500}'), ("quota exhausted", "quota exhausted"), (None, "null")]:
         handle, same = client.to_error({"value": value})
         described = client.inspect(handle)
-        assert same is False
-        assert (described["name"], described["code"], described["message"]) == (
-            "HarnessError",
-            "UNKNOWN",
-            message,
-        )
-        assert described["cause"] == {"value": value}
+        judge.equal(f"to_error of {value!r}: (same, name, code)", (same, described["name"], described["code"]),
+                    (False, "HarnessError", "UNKNOWN"), rule="err.to-error.value")  # fmt: skip
+        judge.equal(f"the message of to_error({value!r})", described["message"], message, rule="err.render",
+                    level="wording")  # fmt: skip
+        if value is not None:
+            judge.equal(f"the cause of to_error({value!r})", described["cause"], {"value": value},
+                        rule="err.to-error.value")  # fmt: skip
 
 
-@pytest.mark.case("TAX-009")
-def test_values_render_as_compact_json(client: Client) -> None:
-    """render non-string values as compact JSON without escaping non-ASCII"""
-    assert client.chain({"value": {"msg": "é", "n": [1, 2]}}) == '{"msg":"é","n":[1,2]}'
-    assert client.chain({"value": "just text"}) == "just text"
-    assert client.chain({"value": None}) == "null"
+@case("TAX-009", rules=["err.render", "chain.value"])
+def test_values_render_as_compact_json(client: Client, judge: Judge) -> None:
+    """render values as compact JSON in their key order, without escaping non-ASCII or <>&"""
+    for value, text in [({"msg": "é", "n": [1, 2]}, '{"msg":"é","n":[1,2]}'), ("just text", "just text"),
+                        (None, "null"), ({"z": 1, "a": "<&>"}, '{"z":1,"a":"<&>"}'), ([True, False], "[true,false]")]:  # fmt: skip
+        judge.equal(f"error_chain of the value {value!r}", client.chain({"value": value}), text, rule="err.render")
 
 
-@pytest.mark.case("TAX-010")
-def test_chain_joins_causes(client: Client) -> None:
+@case("TAX-010", rules=["chain.join"])
+def test_chain_joins_causes(client: Client, judge: Judge) -> None:
     """render error_chain as the messages of the chain joined by ': '"""
     root = client.error("Exception", "disk gone")
     middle = client.error("FsError", "cannot write", code="FS_IO_ERROR", cause={"handle": root})
     outer = client.error("HarnessError", "save failed", code="SAVE", cause={"handle": middle})
-    assert client.chain({"handle": outer}) == "save failed: cannot write: disk gone"
+    judge.equal("error_chain", client.chain({"handle": outer}), "save failed: cannot write: disk gone", rule="chain.join")
 
 
-@pytest.mark.case("TAX-011")
-def test_chain_omits_a_repeated_cause(client: Client) -> None:
-    """omit a cause whose rendered chain repeats the message"""
+@case("TAX-011", rules=["chain.repeat"])
+def test_chain_omits_a_repeated_cause(client: Client, judge: Judge) -> None:
+    """omit a cause whose rendered chain repeats the message, but keep one rendered as ''"""
     inner = client.error("Exception", "same words")
     outer = client.error("HarnessError", "same words", code="C", cause={"handle": inner})
-    assert client.chain({"handle": outer}) == "same words"
+    judge.equal("error_chain of a wrapper repeating its cause", client.chain({"handle": outer}), "same words",
+                rule="chain.repeat")  # fmt: skip
+    blank = client.error("HarnessError", "outer", code="C", cause={"value": ""})
+    judge.equal("error_chain of an error whose cause renders as ''", client.chain({"handle": blank}), "outer: ",
+                rule="chain.repeat")  # fmt: skip
 
 
-@pytest.mark.case("TAX-012")
-def test_chain_renders_value_causes(client: Client) -> None:
+@case("TAX-012", rules=["chain.value"])
+def test_chain_renders_value_causes(client: Client, judge: Judge) -> None:
     """render a non-exception cause at the end of the chain"""
     outer = client.error("HarnessError", "upstream", code="UNKNOWN", cause={"value": {"code": 500}})
-    assert client.chain({"handle": outer}) == 'upstream: {"code":500}'
+    judge.equal("error_chain", client.chain({"handle": outer}), 'upstream: {"code":500}', rule="chain.value")
 
 
-@pytest.mark.case("TAX-013")
-def test_chain_marks_cycles(client: Client) -> None:
+@case("TAX-013", rules=["chain.circular"])
+def test_chain_marks_cycles(client: Client, judge: Judge) -> None:
     """render a cause already on the current path as <circular cause>"""
     a = client.error("HarnessError", "a", code="A")
     b = client.error("HarnessError", "b", code="B", cause={"handle": a})
     client.set_cause(a, b)
-    assert client.chain({"handle": a}) == "a: b: <circular cause>"
+    judge.equal("error_chain of a two-error cycle", client.chain({"handle": a}), "a: b: <circular cause>",
+                rule="chain.circular")  # fmt: skip
 
 
-@pytest.mark.case("TAX-014")
-def test_chain_lists_group_members(client: Client) -> None:
+@case("TAX-014", rules=["chain.group", "chain.circular"])
+def test_chain_lists_group_members(client: Client, judge: Judge) -> None:
     """list a group's members in brackets, rendering a cause shared by two in full"""
     shared = client.error("Exception", "shared root")
     one = client.error("HarnessError", "one", code="C1", cause={"handle": shared})
     two = client.error("HarnessError", "two", code="C2", cause={"handle": shared})
     group = client.error("ExceptionGroup", "two failed", members=[one, two])
-    assert client.chain({"handle": group}) == "two failed [one: shared root; two: shared root]"
+    judge.equal("error_chain of a group", client.chain({"handle": group}),
+                "two failed [one: shared root; two: shared root]", rule="chain.group")  # fmt: skip
 
 
-@pytest.mark.case("TAX-015")
-def test_chain_names_an_empty_message_by_class(client: Client) -> None:
+@case("TAX-015", rules=["chain.empty"])
+def test_chain_names_an_empty_message_by_class(client: Client, judge: Judge) -> None:
     """render an exception with an empty message by its class name"""
     empty = client.error("Exception", "")
     outer = client.error("HarnessError", "outer", code="C", cause={"handle": empty})
-    assert client.chain({"handle": outer}) == f"outer: {client.inspect(empty)['name']}"
+    judge.equal("error_chain", client.chain({"handle": outer}), f"outer: {client.inspect(empty)['name']}",
+                rule="chain.empty")  # fmt: skip
 
 
-@pytest.mark.case("TAX-016")
-def test_llm_error_validates(client: Client) -> None:
+@case("TAX-016", rules=["llm.validate"])
+def test_llm_error_validates(client: Client, judge: Judge) -> None:
     """validate LlmError: message, status 100-599, positive finite retry, non-empty request id"""
-    invalid: list[JsonObject] = [
-        {"message": ""},
-        {"status": 99},
-        {"status": 600},
-        {"retryAfterMs": 0},
-        {"retryAfterMs": -5},
-        {"requestId": ""},
-    ]
+    invalid: list[JsonObject] = [{"message": ""}, {"status": 99}, {"status": 600}, {"retryAfterMs": 0},
+                                 {"retryAfterMs": -5}, {"requestId": ""}, {"status": True}, {"status": 429.5}]  # fmt: skip
     for bad in invalid:
-        spec: JsonObject = {"message": "m", "code": "SERVER", **bad}
-        assert "rejected" in client.try_error("LlmError", **spec), bad
-    ok = {"status": 429, "retryAfterMs": 1500, "requestId": "r-1"}
-    assert "handle" in client.try_error("LlmError", "slow down", code="RATE_LIMIT", **ok)
+        _rejected(client, judge, "LlmError", {"message": "m", "code": "SERVER", **bad}, "llm.validate")
+    for ok in [{"status": 100}, {"status": 599}, {"retryAfterMs": 0.5}, {"requestId": "r"},
+               {"status": 429, "retryAfterMs": 1500, "requestId": "r-1"}]:  # fmt: skip
+        answer = client.try_error("LlmError", "slow down", code="RATE_LIMIT", **ok)
+        judge.true("handle" in answer, f"make_error refused a valid LlmError {ok!r}: {answer.get('rejected')}",
+                   rule="llm.validate")  # fmt: skip
 
 
-@pytest.mark.case("TAX-017")
-def test_llm_error_failure(client: Client) -> None:
+@case("TAX-017", rules=["llm.failure"])
+def test_llm_error_failure(client: Client, judge: Judge) -> None:
     """expose LlmError's failure mapping, omitting absent keys"""
     bare = client.inspect(client.error("LlmError", "m", code="AUTH"))
-    assert bare["failure"] == {"message": "m", "code": "AUTH"}
-    full = client.inspect(
-        client.error(
-            "LlmError", "slow", code="RATE_LIMIT", status=429, retryAfterMs=1500, requestId="r1"
-        )
-    )
-    assert full["failure"] == {
-        "message": "slow",
-        "code": "RATE_LIMIT",
-        "status": 429,
-        "providerRetryAfterMs": 1500,
-        "requestId": "r1",
-    }
+    judge.equal("the failure of a bare LlmError", bare.get("failure"), {"message": "m", "code": "AUTH"}, rule="llm.failure")
+    full = client.inspect(client.error("LlmError", "slow", code="RATE_LIMIT", status=429, retryAfterMs=1500, requestId="r1"))
+    judge.equal("the failure of a full LlmError", full.get("failure"),
+                {"message": "slow", "code": "RATE_LIMIT", "status": 429, "providerRetryAfterMs": 1500, "requestId": "r1"},
+                rule="llm.failure")  # fmt: skip
 
 
-@pytest.mark.case("TAX-018")
-def test_tool_args_error(client: Client) -> None:
+@case("TAX-018", rules=["args-error.message"])
+def test_tool_args_error(client: Client, judge: Judge) -> None:
     """word ToolArgsError as 'invalid arguments: <v1>; <v2>' with code INVALID_ARGS"""
     described = client.inspect(client.error("ToolArgsError", violations=["first", "second"]))
-    assert (described["message"], described["code"]) == (
-        "invalid arguments: first; second",
-        "INVALID_ARGS",
-    )
-    assert described["violations"] == ["first", "second"]
+    judge.equal("the ToolArgsError's (message, code, violations)",
+                (described["message"], described["code"], described.get("violations")),
+                ("invalid arguments: first; second", "INVALID_ARGS", ["first", "second"]),
+                rule="args-error.message")  # fmt: skip
 
 
-@pytest.mark.case("TAX-019")
-def test_tool_not_found_error(client: Client) -> None:
+@case("TAX-019", rules=["tool-not-found.message"])
+def test_tool_not_found_error(client: Client, judge: Judge) -> None:
     """word ToolNotFoundError as 'unknown tool "<name>"' with code UNKNOWN_TOOL"""
     described = client.inspect(client.error("ToolNotFoundError", toolName="delete_file"))
-    assert (described["message"], described["code"]) == (
-        'unknown tool "delete_file"',
-        "UNKNOWN_TOOL",
-    )
+    judge.equal("the ToolNotFoundError's (message, code)", (described["message"], described["code"]),
+                ('unknown tool "delete_file"', "UNKNOWN_TOOL"), rule="tool-not-found.message")  # fmt: skip
 
 
-@pytest.mark.case("TAX-020")
-def test_fs_error_codes(client: Client) -> None:
+@case("TAX-020", rules=["fs-error.codes"])
+def test_fs_error_codes(client: Client, judge: Judge) -> None:
     """accept exactly the eleven FsErrorCodes for an FsError"""
     for code in FS_CODES:
-        assert client.inspect(client.error("FsError", "m", code=code))["code"] == code
-    for code in ["FS_NOPE", "UNKNOWN", "fs_not_found"]:
-        assert "rejected" in client.try_error("FsError", "m", code=code), code
+        judge.equal(f"the code of an FsError built with {code}", client.inspect(client.error("FsError", "m", code=code))["code"],
+                    code, rule="fs-error.codes")  # fmt: skip
+    for code in ["FS_NOPE", "UNKNOWN", "fs_not_found", "FS_NOT_FOUND "]:
+        _rejected(client, judge, "FsError", {"message": "m", "code": code}, "fs-error.codes")
 
 
 def _without_handles(described: object) -> object:
@@ -241,15 +234,9 @@ def _without_handles(described: object) -> object:
     return described
 
 
-ROUND_TRIPS: dict[str, Callable[[BaseException], BaseException]] = {
-    "pickle": lambda e: pickle.loads(pickle.dumps(e)),
-    "copy": copy.copy,
-    "deepcopy": copy.deepcopy,
-}
-
-
-@pytest.mark.case("TAX-021")
-def test_errors_survive_pickle_and_copy(client: Client, native: NativeHarness) -> None:
+@case("TAX-021", rules=["err.pickle"])
+@needs("native")
+def test_errors_survive_pickle_and_copy(client: Client, judge: Judge) -> None:
     """keep message, code, name and cause through pickle, copy and deepcopy"""
     root = client.error("Exception", "root")
     specs: list[tuple[str, JsonObject]] = [
@@ -263,46 +250,95 @@ def test_errors_survive_pickle_and_copy(client: Client, native: NativeHarness) -
     for kind, spec in specs:
         handle = client.error(kind, "message", **spec)
         original = client.inspect(handle)
-        for how, round_trip in ROUND_TRIPS.items():
-            back = native.adopt_error(round_trip(native.native_error(handle)))
-            assert _without_handles(client.inspect(back)) == _without_handles(original), (kind, how)
-            assert client.chain({"handle": back}) == client.chain({"handle": handle}), (kind, how)
+        for how in ("pickle", "copy", "deepcopy"):
+            back = client.roundtrip(handle, how)
+            judge.equal(f"a {kind} after {how}", _without_handles(client.inspect(back)), _without_handles(original),
+                        rule="err.pickle")  # fmt: skip
+            judge.equal(f"the error_chain of a {kind} after {how}", client.chain({"handle": back}),
+                        client.chain({"handle": handle}), rule="err.pickle")  # fmt: skip
 
 
-@pytest.mark.case("TAX-022")
-def test_repr_names_class_message_and_code(client: Client, native: NativeHarness) -> None:
+@case("TAX-022", rules=["err.repr"])
+@needs("native")
+def test_repr_names_class_message_and_code(client: Client, judge: Judge) -> None:
     """show the class, the message and the code in repr()"""
-    shown = repr(native.native_error(client.error("FsError", "gone away", code="FS_NOT_FOUND")))
-    assert all(part in shown for part in ("FsError", "gone away", "FS_NOT_FOUND")), shown
+    shown = client.native_repr(client.error("FsError", "gone away", code="FS_NOT_FOUND"))
+    judge.equal("repr of an FsError", shown, "FsError('gone away', code='FS_NOT_FOUND')", rule="err.repr", level="wording")
 
 
-def _raise_from(err: BaseException, cause: BaseException | None) -> None:
-    raise err from cause
-
-
-def _raise_while_handling(err: BaseException) -> None:
-    try:
-        raise ValueError("during handling")
-    except ValueError:
-        raise err  # noqa: B904 - the implicit context is the point
-
-
-@pytest.mark.case("TAX-023")
-def test_raise_from_none_clears_the_cause(client: Client, native: NativeHarness) -> None:
+@case("TAX-023", rules=["err.cause.raise-from"])
+@needs("native")
+def test_raise_from_none_clears_the_cause(client: Client, judge: Judge) -> None:
     """make the original the cause with raise … from, and clear it with raise … from None"""
-    original = native.native_error(client.error("Exception", "original"))
-    err = native.native_error(client.error("HarnessError", "m", code="C"))
-    for cause, expected in [(original, original), (None, None)]:
-        with pytest.raises(type(err)) as info:
-            _raise_from(err, cause)
-        assert getattr(info.value, "cause", "missing") is expected
+    original = client.error("Exception", "original")
+    err = client.error("HarnessError", "m", code="C")
+    judge.equal("the cause after raise … from original", client.native_raise(err, original)["cause"],
+                {"handle": original}, rule="err.cause.raise-from")  # fmt: skip
+    judge.equal("the cause after raise … from None", client.native_raise(err, None)["cause"], None,
+                rule="err.cause.raise-from")  # fmt: skip
 
 
-@pytest.mark.case("TAX-024")
-def test_context_is_not_a_cause(client: Client, native: NativeHarness) -> None:
+@case("TAX-024", rules=["err.cause.context"])
+@needs("native")
+def test_context_is_not_a_cause(client: Client, judge: Judge) -> None:
     """never treat the implicit __context__ as a cause"""
-    err = native.native_error(client.error("HarnessError", "m", code="C"))
-    with pytest.raises(type(err)) as info:
-        _raise_while_handling(err)
-    assert info.value.__context__ is not None
-    assert getattr(info.value, "cause", "missing") is None
+    err = client.error("HarnessError", "m", code="C")
+    answer = client.native_raise(err, "context")
+    judge.equal("(context set, cause) after raising while handling another error",
+                (answer.get("context"), answer["cause"]), (True, None), rule="err.cause.context")  # fmt: skip
+
+
+@case("TAX-025", rules=["chain.circular", "chain.group"])
+def test_a_group_that_reaches_itself(client: Client, judge: Judge) -> None:
+    """end a branch that leads back to its own group in <circular cause>"""
+    member = client.error("HarnessError", "member", code="M")
+    group = client.error("ExceptionGroup", "group", members=[member])
+    client.set_cause(member, group)
+    judge.equal("error_chain of a group whose member's cause is the group", client.chain({"handle": group}),
+                "group [member: <circular cause>]", rule="chain.circular")  # fmt: skip
+
+
+@case("TAX-026", rules=["err.cause.exception", "chain.join"])
+def test_a_cause_rechained_after_construction(client: Client, judge: Judge) -> None:
+    """follow a cause re-chained after construction, not the one given at first"""
+    first = client.error("Exception", "first cause")
+    second = client.error("Exception", "second cause")
+    err = client.error("HarnessError", "outer", code="C", cause={"handle": first})
+    client.set_cause(err, second)
+    judge.equal("the cause after re-chaining", (client.inspect(err)["cause"] or {}).get("handle"), second,
+                rule="err.cause.exception")  # fmt: skip
+    judge.equal("error_chain after re-chaining", client.chain({"handle": err}), "outer: second cause", rule="chain.join")
+
+
+@case("TAX-027", rules=["chain.deep"])
+def test_a_very_deep_chain(client: Client, judge: Judge) -> None:
+    """render a chain of 3,000 causes in full"""
+    handle = client.error("Exception", "e0")
+    for index in range(1, 3000):
+        handle = client.error("HarnessError", f"e{index}", code="C", cause={"handle": handle})
+    rendered = client.chain({"handle": handle})
+    judge.equal("the number of links error_chain rendered", len(rendered.split(": ")), 3000, rule="chain.deep")
+
+
+@case("TAX-028", rules=["contract.make-error"])
+def test_make_error_takes_exactly_what_is_asked(client: Client, judge: Judge) -> None:
+    """refuse a value cause for kinds that only take exceptions; chain a group's own cause"""
+    for kind in ["Exception", "ToolArgsError", "ExceptionGroup"]:
+        spec: JsonObject = {"message": "m", "cause": {"value": {"x": 1}}, **DEFAULTS.get(kind, {})}
+        if kind == "ExceptionGroup":
+            spec["members"] = [client.error("Exception", "a")]
+        _rejected(client, judge, kind, spec, "contract.make-error")
+    root = client.error("Exception", "root")
+    group = client.error("ExceptionGroup", "g", members=[client.error("Exception", "a")], cause={"handle": root})
+    judge.equal("error_chain of a group with a cause", client.chain({"handle": group}), "g [a]: root",
+                rule="chain.group")  # fmt: skip
+
+
+@case("TAX-029", rules=["chain.value", "err.render"])
+def test_a_value_cause_of_every_json_shape(client: Client, judge: Judge) -> None:
+    """render value causes of every JSON shape at the end of the chain"""
+    values: list[Json] = [0, -1, 2.5, True, [], {}, "", "x: y", {"nested": {"a": [1, "b"]}}]
+    for value in values:
+        handle = client.error("HarnessError", "outer", code="C", cause={"value": value})
+        judge.equal(f"error_chain with the value cause {value!r}", client.chain({"handle": handle}),
+                    chain_of(["outer"], render_value(value)), rule="chain.value")  # fmt: skip

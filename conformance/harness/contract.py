@@ -1,133 +1,182 @@
-"""The harness contract (SPEC §6): everything the suite may ask of a harness, and nothing more.
+"""The harness contract (SPEC §6): capabilities, options, and the calls each one brings.
 
-Every value that crosses it is JSON-shaped, so the same calls can later travel over stdio to a
-harness written in another language. Errors stay inside the harness and are named by opaque
-*handles* (strings); asking twice about the same object must give the same handle, which is how
-identity (``remediate(x) is x``, ``err.cause is original``) is expressed without sharing objects.
+Every value that crosses the contract is JSON-shaped, so the same calls travel in-process to a
+Python object or as JSON Lines to a child process in any language. Errors stay inside the
+harness and are named by opaque *handles*; asking twice about the same object gives the same
+handle, which is how identity (``remediate(x) is x``) is expressed without sharing objects.
 
-Shapes
-------
-``ErrorSpec`` (``make_error``)::
-
-    {"kind": "HarnessError" | "FsError" | "LlmError" | "ToolArgsError" | "ToolNotFoundError"
-             | "Exception" | "ExceptionGroup",
-     "message": str, "code"?: str, "cause"?: Ref,
-     "status"?, "retryAfterMs"?, "requestId"?     # LlmError
-     "violations"?: [str]                          # ToolArgsError
-     "toolName"?: str                              # ToolNotFoundError
-     "members"?: [handle]}                         # ExceptionGroup
-
-``Ref`` — a value to hand to the harness: ``{"handle": str}`` for one of its errors, or
-``{"value": <JSON>}`` for a plain (non-exception) value.
-
-``ErrorDescription`` (``inspect_error``)::
-
-    {"handle": str, "name": str, "code": str | null, "message": str, "text": str,
-     "isHarnessError": bool, "cause": ErrorDescription | {"value": <JSON>} | null,
-     "failure"?: {...}, "violations"?: [str]}
-
-``text`` is the language's own string form of the error (``str(err)``); a cause already
-described higher up the same chain is given as ``{"handle": str}`` alone.
-
-``WorkspaceOptions``: ``{"policy": bool, "sandbox": str, "maxReadBytes": int | null,
-"probe": bool, "writableRoots": [str]}``.
+A Python harness object implements the methods of the capabilities it declares, with positional
+arguments in the order of the protocol's params (``call_tool(session, name, arguments)``).
+Two Python-only extras: ``native_error(handle)`` / ``adopt_error(error)`` (the ``native``
+capability) and ``arm_pause(session, point, on_pause)`` (``pause``, with a callback instead of
+the protocol's notification).
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol, TypeAlias, runtime_checkable
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, TypeAlias
 
 # JSON-shaped: None, bool, int, float, str, lists and str-keyed dicts of those. Spelled Any
 # because a recursive alias makes every literal in the cases fight list/dict invariance.
 Json: TypeAlias = Any
 JsonObject: TypeAlias = dict[str, Any]
 
+PROTOCOL_VERSION: Final = 1
 
-class Harness(Protocol):
-    """The calls the suite makes. Raise ``ContractError`` (or any exception) to refuse one."""
+CAPABILITY_METHODS: Final[dict[str, tuple[str, ...]]] = {
+    "tools": ("open_workspace", "call_tool", "close_workspace"),
+    "taxonomy": ("make_error", "inspect_error", "set_cause", "remediate", "to_error", "error_chain"),
+    "loop": ("run_scenario", "derive_messages"),
+    "native": ("native_error", "adopt_error"),
+    "toolErrors": ("tool_error",),
+    "pause": ("arm_pause",),
+}
+"""Capability → the Python methods that implement it (the protocol methods share the names,
+except ``native``, which the protocol expresses as ``native_roundtrip``/``_repr``/``_raise``)."""
 
-    def describe(self) -> JsonObject:
-        """``{"name", "version", "language"}``."""
-        ...
-
-    def make_error(self, spec: JsonObject) -> JsonObject:
-        """Build a native error: ``{"handle"}``, or ``{"rejected": why}`` if construction fails."""
-        ...
-
-    def inspect_error(self, handle: str) -> JsonObject:
-        """Describe one of the harness's errors (an ``ErrorDescription``)."""
-        ...
-
-    def set_cause(self, handle: str, cause: JsonObject | None) -> None:
-        """Re-chain an error's cause, as ``raise … from cause`` would (used to build cycles)."""
-        ...
-
-    def remediate(self, ref: JsonObject) -> JsonObject:
-        """Apply ``remediate_fs_error``: ``{"handle" | "value", "same": bool}``."""
-        ...
-
-    def to_error(self, ref: JsonObject) -> JsonObject:
-        """Apply ``to_error``: ``{"handle", "same": bool}``."""
-        ...
-
-    def error_chain(self, ref: JsonObject) -> str:
-        """Apply ``error_chain``."""
-        ...
-
-    def open_workspace(self, root: str, options: JsonObject) -> str:
-        """Open a session over ``root`` (a directory the suite owns); return its handle."""
-        ...
-
-    def call_tool(self, session: str, name: str, arguments: Json) -> JsonObject:
-        """Call a tool; a ``str`` is the raw JSON text the model sent. Returns the wire result."""
-        ...
-
-    def close_workspace(self, session: str) -> None:
-        """Forget a session."""
-        ...
-
-    def run_scenario(self, root: str, scenario: JsonObject) -> list[JsonObject]:
-        """Run a scenario through the real loop; return the session log (header, then events)."""
-        ...
-
-    def derive_messages(self, events: list[JsonObject]) -> list[JsonObject]:
-        """Apply ``derive_messages`` to wire events."""
-        ...
-
-
-CONTRACT_METHODS: tuple[str, ...] = (
-    "describe",
-    "make_error",
-    "inspect_error",
-    "set_cause",
-    "remediate",
-    "to_error",
-    "error_chain",
-    "open_workspace",
-    "call_tool",
-    "close_workspace",
-    "run_scenario",
-    "derive_messages",
+CAPABILITIES: Final = tuple(CAPABILITY_METHODS)
+SANDBOX_MODES: Final = ("read-only", "workspace-write", "danger-full-access")
+FLAG_OPTIONS: Final = (
+    "writableRoots",
+    "maxReadBytes",
+    "probe",
+    "probeInterrupt",
+    "replaceAll",
+    "readWindow",
+    "unguarded",
+    "surrogates",
 )
-
-
-@runtime_checkable
-class NativeHarness(Protocol):
-    """Optional, Python only: hand over the error objects themselves (identity, pickling)."""
-
-    def native_error(self, handle: str) -> BaseException:
-        """The object behind ``handle``."""
-        ...
-
-    def adopt_error(self, error: BaseException) -> str:
-        """A handle for ``error`` (the same handle every time for the same object)."""
-        ...
-
-
-def missing_methods(candidate: object) -> list[str]:
-    """The contract methods ``candidate`` does not provide as callables."""
-    return [name for name in CONTRACT_METHODS if not callable(getattr(candidate, name, None))]
+OPTIONS: Final = ("sandbox", *FLAG_OPTIONS)
+PATH_STYLES: Final = ("relative", "absolute", "any")
+ALL_OPTIONS: Final[Mapping[str, Json]] = {"sandbox": list(SANDBOX_MODES)} | dict.fromkeys(
+    FLAG_OPTIONS, True
+)
 
 
 class ContractError(Exception):
     """A harness answered outside the contract; the message names the call and what was wrong."""
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What a harness says it is and can do (its ``describe`` answer, checked)."""
+
+    name: str
+    version: str
+    language: str
+    capabilities: frozenset[str]
+    options: Mapping[str, Json] = field(default_factory=lambda: dict(ALL_OPTIONS))
+    paths: str = "any"
+    inferred: bool = False
+    options_declared: bool = True
+
+    def has(self, capability: str) -> bool:
+        """Whether the harness declares ``capability``."""
+        return capability in self.capabilities
+
+    def supports(self, option: str, value: str | None = None) -> bool:
+        """Whether a tool option (or one sandbox mode) is supported."""
+        declared = self.options.get(option, False)
+        if option == "sandbox":
+            return isinstance(declared, list) and (value is None or value in declared)
+        return declared is True
+
+    def to_json(self) -> JsonObject:
+        """The profile as the report shows it."""
+        return {
+            "name": self.name,
+            "version": self.version,
+            "language": self.language,
+            "capabilities": sorted(self.capabilities, key=CAPABILITIES.index),
+            "capabilitiesInferred": self.inferred,
+            "options": dict(self.options),
+            "optionsDeclared": self.options_declared,
+            "paths": self.paths,
+        }
+
+
+def infer_capabilities(candidate: object) -> frozenset[str]:
+    """The capabilities whose every method ``candidate`` has."""
+    return frozenset(
+        name
+        for name, methods in CAPABILITY_METHODS.items()
+        if all(callable(getattr(candidate, m, None)) for m in methods)
+    )
+
+
+def parse_profile(answer: object, where: str, *, methods_of: object = None) -> Profile:
+    """Check a ``describe`` answer; raise ``ContractError`` with one line naming what is wrong.
+
+    ``methods_of`` is the Python object behind the answer, if any: when the answer lists no
+    capabilities they are inferred from the methods it has (and the profile says so).
+    """
+    if not isinstance(answer, dict):
+        raise ContractError(f"{where}: describe must answer an object, got {answer!r}")
+    for key in ("name", "version", "language"):
+        if not isinstance(answer.get(key), str):
+            raise ContractError(
+                f"{where}: describe must give {key!r} as a string, got {answer.get(key)!r}"
+            )
+    declared = answer.get("capabilities")
+    inferred = bool(answer.get("inferred", False))
+    if declared is None:
+        if methods_of is None:
+            raise ContractError(f"{where}: describe must list its capabilities")
+        capabilities, inferred = infer_capabilities(methods_of), True
+    else:
+        if not isinstance(declared, list) or not all(isinstance(c, str) for c in declared):
+            raise ContractError(f"{where}: capabilities must be a list of names, got {declared!r}")
+        unknown = sorted(set(declared) - set(CAPABILITIES))
+        if unknown:
+            raise ContractError(
+                f"{where}: unknown capability {', '.join(map(repr, unknown))}; "
+                f"known: {', '.join(CAPABILITIES)}"
+            )
+        capabilities = frozenset(declared)
+    if "tools" not in capabilities:
+        raise ContractError(
+            f"{where}: the tools capability (open_workspace, call_tool, close_workspace) is "
+            "the minimum every harness implements"
+        )
+    options = answer.get("options")
+    options_declared = options is not None
+    checked = dict(ALL_OPTIONS) if options is None else _check_options(options, where)
+    paths = answer.get("paths", "any")
+    if paths not in PATH_STYLES:
+        raise ContractError(
+            f"{where}: paths must be one of {', '.join(PATH_STYLES)}, got {paths!r}"
+        )
+    return Profile(
+        name=answer["name"],
+        version=answer["version"],
+        language=answer["language"],
+        capabilities=capabilities,
+        options=checked,
+        paths=paths,
+        inferred=inferred,
+        options_declared=options_declared,
+    )
+
+
+def _check_options(options: object, where: str) -> dict[str, Json]:
+    if not isinstance(options, dict):
+        raise ContractError(f"{where}: options must be an object, got {options!r}")
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise ContractError(
+            f"{where}: unknown option {', '.join(map(repr, unknown))}; known: {', '.join(OPTIONS)}"
+        )
+    checked: dict[str, Json] = {"sandbox": []} | dict.fromkeys(FLAG_OPTIONS, False)
+    for name, value in options.items():
+        if name == "sandbox":
+            if not isinstance(value, list) or not set(value) <= set(SANDBOX_MODES):
+                raise ContractError(
+                    f"{where}: options.sandbox must list modes among "
+                    f"{', '.join(SANDBOX_MODES)}, got {value!r}"
+                )
+        elif not isinstance(value, bool):
+            raise ContractError(f"{where}: options.{name} must be true or false, got {value!r}")
+        checked[name] = value
+    return checked

@@ -1,36 +1,52 @@
 """The local filesystem provider: the only code in the harness that calls ``os`` on user files.
 
-Guarantees, all inside one per-key critical section:
+A mutation (``write``, ``edit``) goes like this:
 
-* a mutation checks, in order: target missing → not a regular file → writable → version →
-  content (UTF-8, matching); a failed check touches nothing;
-* publication is atomic and in two phases: *stage* the new bytes in an exclusive temp file
-  beside the target (written, fsynced), then *commit* with ``os.replace`` (update) or
-  ``os.link`` (create-if-absent, so a file that appeared after the check is never clobbered);
-  the temp file never outlives the call;
-* the racy rule's hashing (see ``_is_racy``) runs on a worker thread beside the encoding and
-  I/O it would otherwise follow, so guarding a large file costs little; every verdict is still
-  given in the order above;
-* every ``OSError`` becomes an ``FsError`` here, once, with the ``OSError`` chained as cause.
+1. **Reach the directory without following symlinks.** The target's key is a realpath, resolved
+   and fenced once. The provider walks it from ``/`` one component at a time with
+   ``O_DIRECTORY | O_NOFOLLOW``, so a component swapped for a symlink since is refused
+   (``FS_SANDBOX_DENIED``, "the path changed"), and checks that the directory it reached is the
+   one seen at resolution. Everything after works relative to that directory's descriptor.
+2. **Lock the directory** with ``flock``: the critical section excludes every other writer in
+   this directory, threads and other processes alike (SPEC {fs.cas.processes}).
+3. **Check**, in the spec's order: target missing → not a regular file → not writable →
+   version → content (UTF-8, matching). A failed check touches nothing.
+4. **Stage** the new bytes in an exclusive temp file named ``.<name>.<hex>.reference-tmp``,
+   locked while staged (so a later sweep can tell a dead stager's file from a live one), written
+   and fsynced.
+5. **Commit** with ``rename`` (update) or ``link`` (create-if-absent: a competitor that appeared
+   meanwhile is never clobbered). This is the commit point: from here on the call succeeds,
+   and what fails afterwards (removing the temp name, syncing the directory, reading the new
+   version) is logged (``logging.getLogger("reference.fs")``), never returned.
 
-Locks are per process: two processes writing one file are still caught by the version check,
-but not serialized.
+Temp files left by a process that died are swept the first time this process mutates their
+directory. Every ``OSError`` becomes an ``FsError`` here, once, with the ``OSError`` chained.
+
+Racy observations (SPEC §3.2) keep the bytes a write or edit just published instead of hashing
+them; the next check compares the file with them directly when its stat still matches. Only
+files over ``RETAIN_MAX_BYTES`` and observations made by ``read`` keep a SHA-256 digest.
+
+Not covered: a directory that another program moves out of the workspace *after* this walk
+(the file then lies where the directory went), hard links that make one file appear inside and
+outside the fence, bind mounts, and network filesystems whose ``flock`` is local only.
 """
 
 from __future__ import annotations
 
 import codecs
 import errno
+import fcntl
 import hashlib
+import logging
 import os
+import re
 import secrets
 import stat
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
-from typing import Final, NoReturn
+from typing import Any, Final, NoReturn, Protocol
 
 from reference.fs.types import (
     CreateIfAbsent,
@@ -50,42 +66,32 @@ from reference.fs.types import (
 CHUNK_BYTES: Final = 64 * 1024
 BINARY_SNIFF_BYTES: Final = 8192
 RACY_WINDOW_NS: Final = 2_000_000_000
+RETAIN_MAX_BYTES: Final = 64 * 1024 * 1024
+TEMP_SUFFIX: Final = ".reference-tmp"
+TEMP_NAME: Final = re.compile(r"\..*\.[0-9a-f]{12}" + re.escape(TEMP_SUFFIX))
+PAUSE_POINTS: Final = ("checked", "staged")
 _NO_LINKS: Final = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS})
 _NO_DIR_FSYNC: Final = frozenset({errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EBADF})
+_DIRECTORY: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ: Final = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
+_CREATE: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
-StatFn = Callable[[str | int], os.stat_result]
+log: Final = logging.getLogger("reference.fs")
+
 Parts = Sequence[bytes | memoryview]
 
-# hashlib releases the GIL, so a digest computed here overlaps the caller's own work.
-_DIGESTS: Final = ThreadPoolExecutor(max_workers=2, thread_name_prefix="reference-fs-digest")
+
+class StatFn(Protocol):
+    """``os.stat``'s signature; injectable so tests can simulate coarse timestamps."""
+
+    def __call__(
+        self, path: str | int, *, dir_fd: int | None = ..., follow_symlinks: bool = ...
+    ) -> os.stat_result: ...
 
 
-class _KeyLocks:
-    """One lock per target key, dropped again when nobody holds or waits for it."""
-
-    def __init__(self) -> None:
-        self._guard = threading.Lock()
-        self._locks: dict[str, tuple[threading.Lock, int]] = {}
-
-    @contextmanager
-    def hold(self, key: str) -> Iterator[None]:
-        with self._guard:
-            lock, users = self._locks.get(key, (threading.Lock(), 0))
-            self._locks[key] = (lock, users + 1)
-        try:
-            with lock:
-                yield
-        finally:
-            with self._guard:
-                lock, users = self._locks[key]
-                if users == 1:
-                    del self._locks[key]
-                else:
-                    self._locks[key] = (lock, users - 1)
-
-
-# Module-wide so that two sessions (two providers) in one process serialize on the same file.
-_LOCKS: Final = _KeyLocks()
+# Directories whose abandoned temp files this process has already swept, by (device, inode).
+_SWEPT: Final[set[tuple[int, int]]] = set()
+_SWEPT_LOCK: Final = threading.Lock()
 
 
 @contextmanager
@@ -100,11 +106,18 @@ def _os_errors(op: str, path: str) -> Iterator[None]:
         raise fs_error("io", op=op, p=path, reason=reason, cause=exc) from exc
 
 
+def _os_stat(
+    path: str | int, *, dir_fd: int | None = None, follow_symlinks: bool = True
+) -> os.stat_result:
+    # Looked up on every call (not bound at import), so a patched ``os`` is honoured.
+    return os.stat(path, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
+
+
 class LocalFs:
     """The ``FsProvider`` over the local disk.
 
-    ``stat`` and ``clock`` are injectable so tests can simulate coarse timestamps; ``stat`` is
-    called with a path or an open descriptor, like ``os.stat``.
+    ``stat`` and ``clock`` are injectable so tests can simulate coarse timestamps. ``arm``
+    installs a pause point for the next mutation (SPEC §6.4).
     """
 
     def __init__(
@@ -122,15 +135,20 @@ class LocalFs:
             raise ValueError(f"max_read_bytes must be a non-negative integer: {max_read_bytes!r}")
         self.max_read_bytes = max_read_bytes
         self._stat: StatFn = stat if stat is not None else _os_stat
-        self._clock = clock if clock is not None else _now_ns
+        self._clock = clock if clock is not None else time.time_ns
+        self._armed: dict[str, Callable[[], None]] = {}
 
     # -- resolution ---------------------------------------------------------------------------
 
     def resolve(self, path: str, cwd: str) -> Target:
         """Resolve lexically for display, and through symlinks (non-strictly) for the key."""
+        if "\0" in path:
+            # The tools refuse it before resolving (SPEC §4.2); a direct caller gets the same.
+            raise ValueError("file_path must not contain NUL characters")
         display = os.path.normpath(os.path.join(cwd, path))
-        if "\0" in display:
-            raise fs_error("nul_in_path", p=display)
+        if any(0xD800 <= ord(c) <= 0xDFFF for c in display):
+            shown = "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in display)
+            raise fs_error("path_unicode", p=shown)
         key = os.path.realpath(display)
         try:
             parent = self._stat(os.path.dirname(key))
@@ -141,10 +159,21 @@ class LocalFs:
             return Target(display, key)
         if not stat.S_ISDIR(parent.st_mode):
             raise fs_error("parent_not_dir", p=display)
-        return Target(display, key)
+        return Target(display, key, (parent.st_dev, parent.st_ino))
 
     def authorize(self, target: Target, op: str) -> None:
         """The local disk has no fence of its own."""
+
+    def arm(self, point: str, on_pause: Callable[[], None]) -> None:
+        """Call ``on_pause`` when the next mutation reaches ``point`` (``checked``/``staged``)."""
+        if point not in PAUSE_POINTS:
+            raise ValueError(f"unknown pause point {point!r}; expected one of {PAUSE_POINTS}")
+        self._armed[point] = on_pause
+
+    def _pause(self, point: str) -> None:
+        on_pause = self._armed.pop(point, None)
+        if on_pause is not None:
+            on_pause()
 
     # -- read ---------------------------------------------------------------------------------
 
@@ -152,14 +181,19 @@ class LocalFs:
         """Stream strict UTF-8 text to ``sink`` in chunks; memory stays bounded by a chunk."""
         p = target.display_path
         with _os_errors("read", p):
-            st = self._existing(target)
-            if st is None:
-                raise fs_error("read_missing", p=p)
+            try:
+                st = self._stat(target.key)
+            except (FileNotFoundError, NotADirectoryError):
+                raise fs_error("read_missing", p=p) from None
             if not stat.S_ISREG(st.st_mode):
                 raise fs_error("not_regular", op="read", p=p)
             if self.max_read_bytes is not None and st.st_size > self.max_read_bytes:
                 raise fs_error("too_large", p=p, size=st.st_size, limit=self.max_read_bytes)
-            with self._open_regular("read", target) as (fd, st):
+            fd = os.open(target.key, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            try:
+                st = self._stat(fd)
+                if not stat.S_ISREG(st.st_mode):  # a FIFO swapped in after the stat
+                    raise fs_error("not_regular", op="read", p=p)
                 hasher = hashlib.sha256() if self._is_racy(st) else None
                 head = _read_at_least(fd, BINARY_SNIFF_BYTES)
                 if b"\0" in head[:BINARY_SNIFF_BYTES]:
@@ -175,39 +209,45 @@ class LocalFs:
                     sink(decoder.decode(b"", final=True))
                 except UnicodeDecodeError as exc:
                     raise fs_error("invalid_utf8", op="read", p=p, cause=exc) from exc
-                return Version(_stamp(st), None if hasher is None else hasher.hexdigest())
+            finally:
+                os.close(fd)
+            return Version(_stamp(st), None if hasher is None else hasher.hexdigest())
 
     # -- write --------------------------------------------------------------------------------
 
     def write(self, target: Target, content: str, intent: WriteIntent) -> WriteOutcome:
         """Publish ``content``, creating missing parent directories, if ``intent`` holds."""
-        p, key = target.display_path, target.key
-        with _LOCKS.hold(key), _os_errors("write", p):
-            st = self._existing(target)
-            verdict = _Verdict("write", p)
-            if st is None:
-                if isinstance(intent, ReplaceIfVersion):
-                    raise fs_error("write_vanished", p=p)
-            else:
-                self._check_writable_regular("write", target, st)
-                if isinstance(intent, CreateIfAbsent):
-                    raise fs_error("exists_unread", p=p)
-                if isinstance(intent, ReplaceIfVersion):
-                    verdict.compare(intent.version, st, lambda: _file_sha256(key))
-            try:
-                data = content.encode("utf-8")
-            except UnicodeEncodeError as exc:
-                verdict.give()
-                raise fs_error("invalid_utf8", op="write", p=p, cause=exc) from exc
-            created_dirs = _make_parents(os.path.dirname(key)) if st is None else []
-            try:
-                mode = None if st is None else stat.S_IMODE(st.st_mode)
-                exclusive = isinstance(intent, CreateIfAbsent)
-                digest = self._publish(target, (data,), mode, exclusive, verdict)
-            except BaseException:
-                _remove_dirs(created_dirs)
-                raise
-            return WriteOutcome(self._version_after(key, digest), created=st is None)
+        p, name = target.display_path, os.path.basename(target.key)
+        try:
+            with _os_errors("write", p):
+                place = self._reach(target, "write", create=False)
+                if place is None:  # a directory on the way is missing, so is the target
+                    if isinstance(intent, ReplaceIfVersion):
+                        raise fs_error("write_vanished", p=p)
+                    _encode(content, "write", p)
+                    place = self._reach(target, "write", create=True)
+                    assert place is not None
+                with place:
+                    st = place.lstat(name)
+                    if st is None:
+                        if isinstance(intent, ReplaceIfVersion):
+                            raise fs_error("write_vanished", p=p)
+                    else:
+                        place.check_writable_regular("write", name, st, p)
+                        if isinstance(intent, CreateIfAbsent):
+                            raise fs_error("exists_unread", p=p)
+                        if isinstance(intent, ReplaceIfVersion) and not self._unchanged(
+                            intent.version, st, lambda: place.read(name, st, "write", p)[0]
+                        ):
+                            raise fs_error("changed", op="write", p=p)
+                    data = _encode(content, "write", p)
+                    self._pause("checked")
+                    mode = None if st is None else stat.S_IMODE(st.st_mode)
+                    exclusive = isinstance(intent, CreateIfAbsent)
+                    version = self._publish(place, name, target, (data,), mode, exclusive)
+                    return WriteOutcome(version, created=st is None)
+        finally:
+            self._armed.clear()
 
     # -- edit ---------------------------------------------------------------------------------
 
@@ -217,136 +257,294 @@ class LocalFs:
         Matching works on the UTF-8 bytes: a well-formed needle can only match at character
         boundaries, so counts and replacements are exactly those of the decoded text.
         """
-        p, key = target.display_path, target.key
-        with _LOCKS.hold(key), _os_errors("edit", p):
-            st = self._existing(target)
-            if st is None:
-                raise fs_error("changed", op="edit", p=p)
-            self._check_writable_regular("edit", target, st)
-            with self._open_regular("edit", target) as (fd, st):
-                data = _read_all(fd, st.st_size)
-            verdict = _Verdict("edit", p)
-            if intent is not None:
-                verdict.compare(intent.version, st, lambda: _sha256((data,)))
-            not_text = _text_error(data, "edit", p)
-            verdict.give()
-            if not_text is not None:
-                raise not_text
-            old, new = _encode(request.old, "edit", p), _encode(request.new, "edit", p)
-            parts, count = _replaced(data, old, new, request.replace_all, p)
-            digest = self._publish(target, parts, stat.S_IMODE(st.st_mode), False, verdict)
-            return EditOutcome(self._version_after(key, digest), replacements=count)
-
-    # -- helpers ------------------------------------------------------------------------------
-
-    def _existing(self, target: Target) -> os.stat_result | None:
+        p, name = target.display_path, os.path.basename(target.key)
         try:
-            return self._stat(target.key)
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-
-    def _check_writable_regular(self, op: str, target: Target, st: os.stat_result) -> None:
-        if not stat.S_ISREG(st.st_mode):
-            raise fs_error("not_regular", op=op, p=target.display_path)
-        # Replacing would succeed (the directory is writable), but the user marked the file
-        # read-only; honour that instead of silently swapping the inode.
-        if not os.access(target.key, os.W_OK):
-            raise fs_error("permission", op=op, p=target.display_path)
-
-    @contextmanager
-    def _open_regular(self, op: str, target: Target) -> Iterator[tuple[int, os.stat_result]]:
-        """Open a file the caller already stat'ed as regular, and confirm it still is."""
-        p = target.display_path
-        # O_NONBLOCK: a FIFO swapped in after the caller's stat must not hang the open.
-        fd = os.open(target.key, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        try:
-            st = self._stat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise fs_error("not_regular", op=op, p=p)
-            yield fd, st
+            with _os_errors("edit", p):
+                place = self._reach(target, "edit", create=False)
+                if place is None:
+                    raise fs_error("changed", op="edit", p=p)
+                with place:
+                    st = place.lstat(name)
+                    if st is None:
+                        raise fs_error("changed", op="edit", p=p)
+                    place.check_writable_regular("edit", name, st, p)
+                    data, st = place.read(name, st, "edit", p)
+                    if intent is not None and not self._unchanged(intent.version, st, lambda: data):
+                        raise fs_error("changed", op="edit", p=p)
+                    not_text = _text_error(data, "edit", p)
+                    if not_text is not None:
+                        raise not_text
+                    old, new = _encode(request.old, "edit", p), _encode(request.new, "edit", p)
+                    parts, count = _replaced(data, old, new, request.replace_all, p)
+                    self._pause("checked")
+                    mode = stat.S_IMODE(st.st_mode)
+                    version = self._publish(place, name, target, parts, mode, exclusive=False)
+                    return EditOutcome(version, replacements=count)
         finally:
+            self._armed.clear()
+
+    # -- the steps of a mutation ----------------------------------------------------------------
+
+    def _reach(self, target: Target, op: str, *, create: bool) -> _Place | None:
+        """The key's directory, opened without following symlinks and locked; None if missing."""
+        directory = os.path.dirname(target.key)
+        p = target.display_path
+        fd, created = _walk(directory, op, p, create=create)
+        if fd is None:
+            return None
+        try:
+            st = os.fstat(fd)
+            if target.parent is not None and not created and (st.st_dev, st.st_ino) != target.parent:
+                raise fs_error("redirected", op=op, p=p)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            place = _Place(fd, directory, created, self._stat)
+            _sweep_once(place, (st.st_dev, st.st_ino))
+            return place
+        except BaseException:
             os.close(fd)
+            _remove_dirs(created)
+            raise
 
     def _is_racy(self, st: os.stat_result) -> bool:
         # Timestamps can tick coarser than a read-then-rewrite; within the window the stamp
-        # alone cannot prove nothing changed, so the content hash is kept as well.
+        # alone cannot prove nothing changed, so the content is kept as well.
         return self._clock() - st.st_ctime_ns < RACY_WINDOW_NS
 
-    def _version_after(self, key: str, digest: Future[str]) -> Version:
-        st = self._stat(key)
-        return Version(_stamp(st), digest.result() if self._is_racy(st) else None)
+    def _unchanged(self, seen: Version, st: os.stat_result, current: Callable[[], bytes]) -> bool:
+        """Whether the file at ``st`` is still what ``seen`` observed."""
+        if seen.stamp is not None and _stamp(st) != seen.stamp:
+            return False
+        if seen.content is not None:
+            return _same_bytes(seen.content, current())
+        if seen.digest is not None:
+            return hashlib.sha256(current()).hexdigest() == seen.digest
+        return seen.stamp is not None
 
     def _publish(
-        self, target: Target, parts: Parts, mode: int | None, exclusive: bool, verdict: _Verdict
-    ) -> Future[str]:
-        """Stage ``parts``, take the version verdict, commit; return the new content's digest."""
-        key = target.key
-        digest = _DIGESTS.submit(_sha256, parts)
-        directory = os.path.dirname(key)
-        temp = os.path.join(directory, f".{os.path.basename(key)[:200]}.{secrets.token_hex(6)}.tmp")
+        self,
+        place: _Place,
+        name: str,
+        target: Target,
+        parts: Parts,
+        mode: int | None,
+        exclusive: bool,
+    ) -> Version:
+        """Stage ``parts``, commit them, and return the version now published."""
+        temp = f".{name[:100]}.{secrets.token_hex(6)}{TEMP_SUFFIX}"
+        fd = os.open(temp, _CREATE, 0o666, dir_fd=place.fd)
+        published = fd
+        committed = False
         try:
-            self._stage(temp, parts, mode)
-            verdict.give()
-            if exclusive:
-                self._link_new(target, temp, parts)
-            else:
-                os.replace(temp, key)
-        finally:
-            _unlink_quietly(temp)
-        _fsync_dir(directory)
-        return digest
-
-    def _stage(self, temp: str, parts: Parts, mode: int | None) -> None:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # "alive" for as long as it is staged
             _write_all(fd, parts)
             if mode is not None:
                 os.fchmod(fd, mode)
             os.fsync(fd)
+            self._pause("staged")
+            if exclusive:
+                published = self._link_new(place, temp, name, target, parts, fd)
+            else:
+                os.replace(temp, name, src_dir_fd=place.fd, dst_dir_fd=place.fd)
+            committed = True
         finally:
-            os.close(fd)
+            if not committed:
+                _unlink_quietly(temp, place.fd)
+                os.close(fd)
+        # The commit point: what fails from here on is logged, and the call still succeeds.
+        p = target.display_path
+        if exclusive:
+            _after_commit(p, "remove the staged name", lambda: _unlink(temp, place.fd))
+        _after_commit(p, "sync the directory", lambda: _fsync_dir(place.fd))
+        st = _after_commit(p, "read the new version", lambda: self._stat(published))
+        if published != fd:
+            os.close(published)
+        os.close(fd)
+        return self._version_of(st, parts)
 
-    def _link_new(self, target: Target, temp: str, parts: Parts) -> None:
+    def _version_of(self, st: os.stat_result | None, parts: Parts) -> Version:
+        """The observation a mutation leaves: its stamp, and the bytes themselves when racy."""
+        if st is not None and not self._is_racy(st):
+            return Version(_stamp(st))
+        stamp = None if st is None else _stamp(st)
+        if sum(len(part) for part in parts) <= RETAIN_MAX_BYTES:
+            return Version(stamp, content=tuple(parts))
+        return Version(stamp, digest=_sha256(parts))
+
+    def _link_new(
+        self, place: _Place, temp: str, name: str, target: Target, parts: Parts, fd: int
+    ) -> int:
+        """Publish without ever clobbering; return the descriptor of the file published."""
         try:
-            os.link(temp, target.key)
+            os.link(temp, name, src_dir_fd=place.fd, dst_dir_fd=place.fd, follow_symlinks=False)
         except FileExistsError:
-            self._lost_create_race(target)
+            self._lost_create_race(place, name, target)
         except OSError as exc:
             if exc.errno not in _NO_LINKS:
                 raise
-            self._create_exclusively(target, parts)
+            published = _create_exclusively(place, name, parts, target, self)
+            _after_commit(target.display_path, "remove the staged name", lambda: _unlink(temp, place.fd))
+            return published
+        return fd
 
-    def _create_exclusively(self, target: Target, parts: Parts) -> None:
-        """Fallback where hard links are unsupported: never clobbers, but is not atomic."""
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
-        try:
-            fd = os.open(target.key, flags, 0o666)
-        except FileExistsError:
-            self._lost_create_race(target)
-        try:
-            _write_all(fd, parts)
-            os.fsync(fd)
-        except BaseException:
-            os.close(fd)
-            _unlink_quietly(target.key)
-            raise
-        os.close(fd)
-
-    def _lost_create_race(self, target: Target) -> NoReturn:
+    def _lost_create_race(self, place: _Place, name: str, target: Target) -> NoReturn:
         # Someone created the file between our check and publication.
-        st = self._stat(target.key)
-        if stat.S_ISREG(st.st_mode):
+        st = place.lstat(name)
+        if st is not None and stat.S_ISREG(st.st_mode):
             raise fs_error("exists_unread", p=target.display_path)
         raise fs_error("not_regular", op="write", p=target.display_path)
 
 
-def _os_stat(path: str | int) -> os.stat_result:
-    # Looked up on every call (not bound at import), so a patched ``os`` is honoured.
-    return os.stat(path)
+class _Place:
+    """A locked directory on the way to a target, and what the walk created to reach it."""
+
+    def __init__(self, fd: int, path: str, created: list[str], stat_fn: StatFn) -> None:
+        self.fd = fd
+        self.path = path
+        self.created = created
+        self._stat = stat_fn
+
+    def __enter__(self) -> _Place:
+        return self
+
+    def __exit__(self, kind: object, *exc: object) -> None:
+        os.close(self.fd)  # releases the lock
+        if kind is not None:  # the mutation failed: the parents it made go again
+            _remove_dirs(self.created)
+
+    def lstat(self, name: str) -> os.stat_result | None:
+        """The entry ``name`` itself (a symlink is not followed), or None if there is none."""
+        try:
+            return self._stat(name, dir_fd=self.fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+
+    def check_writable_regular(self, op: str, name: str, st: os.stat_result, p: str) -> None:
+        """Not a regular file, or not writable, speaks before the version (SPEC §3.3)."""
+        if stat.S_ISLNK(st.st_mode):
+            raise fs_error("redirected", op=op, p=p)  # the key was a realpath when resolved
+        if not stat.S_ISREG(st.st_mode):
+            raise fs_error("not_regular", op=op, p=p)
+        # Replacing would succeed (the directory is writable), but the user marked the file
+        # read-only; honour that instead of silently swapping the inode.
+        if not os.access(name, os.W_OK, dir_fd=self.fd):
+            if os.fstatvfs(self.fd).f_flag & os.ST_RDONLY:
+                cause = OSError(errno.EROFS, os.strerror(errno.EROFS))
+                reason = os.strerror(errno.EROFS).lower()
+                raise fs_error("io", op=op, p=p, reason=reason, cause=cause)
+            raise fs_error("permission", op=op, p=p)
+
+    def read(self, name: str, seen: os.stat_result, op: str, p: str) -> tuple[bytes, os.stat_result]:
+        """The whole file, from the very inode ``seen``; never blocks on a FIFO swapped in."""
+        fd = os.open(name, _READ, dir_fd=self.fd)
+        try:
+            st = self._stat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise fs_error("not_regular", op=op, p=p)
+            if (st.st_dev, st.st_ino) != (seen.st_dev, seen.st_ino):
+                raise fs_error("changed", op=op, p=p)
+            return _read_all(fd, st.st_size), st
+        finally:
+            os.close(fd)
 
 
-def _now_ns() -> int:
-    return time.time_ns()
+def _walk(directory: str, op: str, p: str, *, create: bool) -> tuple[int | None, list[str]]:
+    """Open ``directory`` (absolute, a realpath) from ``/`` without following any symlink.
+
+    Missing components are created when ``create`` is set; otherwise the walk answers None.
+    A component that is (now) a symlink is a redirect; one that is a file, a bad parent.
+    """
+    fd = os.open("/", _DIRECTORY)
+    created: list[str] = []
+    current = "/"
+    try:
+        for part in directory.split("/"):
+            if not part:
+                continue
+            try:
+                child = os.open(part, _DIRECTORY, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    os.close(fd)
+                    return None, []
+                try:
+                    os.mkdir(part, 0o777, dir_fd=fd)
+                    created.append(os.path.join(current, part))
+                except FileExistsError:
+                    pass  # a concurrent writer made it; it is not ours to remove
+                child = os.open(part, _DIRECTORY, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                    raise
+                if stat.S_ISLNK(os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode):
+                    raise fs_error("redirected", op=op, p=p, cause=exc) from exc
+                raise fs_error("parent_not_dir", p=p, cause=exc) from exc
+            os.close(fd)
+            fd = child
+            current = os.path.join(current, part)
+    except BaseException:
+        os.close(fd)
+        _remove_dirs(created)
+        raise
+    return fd, created
+
+
+def _sweep_once(place: _Place, identity: tuple[int, int]) -> None:
+    """Remove temp files a dead process left in this directory (once per directory)."""
+    with _SWEPT_LOCK:
+        if identity in _SWEPT:
+            return
+        _SWEPT.add(identity)
+    try:
+        names = [n for n in os.listdir(place.fd) if TEMP_NAME.fullmatch(n)]
+    except OSError:
+        return
+    for name in names:
+        _remove_if_abandoned(place, name)
+
+
+def _remove_if_abandoned(place: _Place, name: str) -> None:
+    try:
+        fd = os.open(name, _READ, dir_fd=place.fd)
+    except OSError:
+        return  # gone already, or not a plain file of ours
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return  # its stager is alive
+        held, now = os.fstat(fd), os.stat(name, dir_fd=place.fd, follow_symlinks=False)
+        if (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino):
+            os.unlink(name, dir_fd=place.fd)
+            log.info("removed %s, abandoned by a process that died while staging it", name)
+    except OSError as exc:
+        log.warning("could not sweep %s: %s", name, exc)
+    finally:
+        os.close(fd)
+
+
+def _create_exclusively(place: _Place, name: str, parts: Parts, target: Target, fs: LocalFs) -> int:
+    """Fallback where hard links are unsupported: never clobbers, but is not atomic."""
+    try:
+        fd = os.open(name, _CREATE, 0o666, dir_fd=place.fd)
+    except FileExistsError:
+        fs._lost_create_race(place, name, target)
+    try:
+        _write_all(fd, parts)
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        _unlink_quietly(name, place.fd)
+        raise
+    return fd
+
+
+def _after_commit(path: str, what: str, step: Callable[[], Any]) -> Any:
+    """Run a step after the commit point: a failure is logged, never raised."""
+    try:
+        return step()
+    except OSError as exc:
+        log.warning('after publishing "%s": could not %s: %s', path, what, exc)
+        return None
 
 
 def _stamp(st: os.stat_result) -> str:
@@ -358,6 +556,17 @@ def _encode(text: str, op: str, path: str) -> bytes:
         return text.encode("utf-8", errors="strict")
     except UnicodeEncodeError as exc:
         raise fs_error("invalid_utf8", op=op, p=path, cause=exc) from exc
+
+
+def _same_bytes(parts: Parts, data: bytes) -> bool:
+    """Whether ``data`` is exactly the concatenation of ``parts`` (no copy is made)."""
+    view, position = memoryview(data), 0
+    for part in parts:
+        end = position + len(part)
+        if end > len(view) or view[position:end] != part:
+            return False
+        position = end
+    return position == len(view)
 
 
 def _read_at_least(fd: int, size: int) -> bytes:
@@ -386,12 +595,6 @@ def _sha256(parts: Parts) -> str:
     for part in parts:
         hasher.update(part)
     return hasher.hexdigest()
-
-
-def _file_sha256(key: str) -> str:
-    fd = os.open(key, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as source:
-        return hashlib.file_digest(source, "sha256").hexdigest()
 
 
 def _text_error(data: bytes, op: str, path: str) -> FsError | None:
@@ -428,56 +631,6 @@ def _replaced(
     return (view[:first], new, view[first + len(old) :]), 1
 
 
-class _Verdict:
-    """A version check whose content hash may still be computing; ``give`` waits and rules.
-
-    The stamp comparison is immediate. When the observation was racy and the stamp matches,
-    only the content hash can tell, and it is computed in the background while the caller gets
-    on with work that is safe to throw away (encoding, staging a temp file).
-    """
-
-    def __init__(self, op: str, path: str) -> None:
-        self._op, self._path = op, path
-        self._pending: Future[str] | None = None
-        self._expected: str | None = None
-
-    def compare(self, version: Version, st: os.stat_result, digest: Callable[[], str]) -> None:
-        if _stamp(st) != version.stamp:
-            raise fs_error("changed", op=self._op, p=self._path)
-        if version.sha256 is not None:
-            self._expected = version.sha256
-            self._pending = _DIGESTS.submit(digest)
-
-    def give(self) -> None:
-        pending, self._pending = self._pending, None
-        if pending is not None and pending.result() != self._expected:
-            raise fs_error("changed", op=self._op, p=self._path)
-
-
-def _make_parents(directory: str) -> list[str]:
-    """Create missing directories down to ``directory``; return those made, outermost first."""
-    missing: list[str] = []
-    current = directory
-    while not os.path.isdir(current):
-        missing.append(current)
-        parent = os.path.dirname(current)
-        if parent == current:
-            break
-        current = parent
-    created: list[str] = []
-    try:
-        for path in reversed(missing):
-            try:
-                os.mkdir(path)
-            except FileExistsError:
-                continue  # a concurrent writer made it; it is not ours to remove
-            created.append(path)
-    except BaseException:
-        _remove_dirs(created)
-        raise
-    return created
-
-
 def _remove_dirs(created: list[str]) -> None:
     for path in reversed(created):
         try:
@@ -486,20 +639,21 @@ def _remove_dirs(created: list[str]) -> None:
             return
 
 
-def _unlink_quietly(path: str) -> None:
+def _unlink(name: str, dir_fd: int) -> None:
+    os.unlink(name, dir_fd=dir_fd)
+
+
+def _unlink_quietly(name: str, dir_fd: int) -> None:
     with suppress(FileNotFoundError):
-        os.unlink(path)
+        os.unlink(name, dir_fd=dir_fd)
 
 
-def _fsync_dir(directory: str) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_CLOEXEC)
+def _fsync_dir(fd: int) -> None:
     try:
         os.fsync(fd)
     except OSError as exc:
         if exc.errno not in _NO_DIR_FSYNC:
             raise
-    finally:
-        os.close(fd)
 
 
 __all__ = ["FsError", "LocalFs"]

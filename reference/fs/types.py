@@ -7,7 +7,7 @@ to do about it: recovery wording belongs to the model boundary (``reference.tool
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Final, Protocol
 
@@ -50,7 +50,7 @@ MESSAGES: Final[dict[str, tuple[FsErrorCode, str]]] = {
         FsErrorCode.FS_NOT_FOUND,
         'cannot resolve "{p}": a parent path segment is not a directory',
     ),
-    "nul_in_path": (FsErrorCode.FS_IO_ERROR, 'cannot resolve "{p}": path contains a NUL character'),
+    "path_unicode": (FsErrorCode.FS_NOT_FOUND, 'cannot resolve "{p}": path is not valid UTF-8'),
     "read_missing": (FsErrorCode.FS_NOT_FOUND, 'cannot read "{p}": not found'),
     "not_regular": (FsErrorCode.FS_NOT_REGULAR_FILE, 'cannot {op} "{p}": not a regular file'),
     "binary": (FsErrorCode.FS_NOT_TEXT, 'cannot {op} "{p}": binary file'),
@@ -77,6 +77,10 @@ MESSAGES: Final[dict[str, tuple[FsErrorCode, str]]] = {
         FsErrorCode.FS_SANDBOX_DENIED,
         'cannot {op} "{p}": file access denied under {mode} mode',
     ),
+    "redirected": (
+        FsErrorCode.FS_SANDBOX_DENIED,
+        'cannot {op} "{p}": the path changed while it was being written',
+    ),
 }
 
 
@@ -88,18 +92,35 @@ def fs_error(kind: str, *, cause: object = UNSET, **fields: object) -> FsError:
 
 @dataclass(frozen=True)
 class Target:
-    """A resolved path: what the model is shown, and the real file it guards and mutates."""
+    """A resolved path: what the model is shown, and the real file it guards and mutates.
+
+    ``parent`` identifies the key's directory as it was when the path was resolved (device and
+    inode), so publication can tell that the directory it reached is the one that was checked.
+    """
 
     display_path: str
     key: str
+    parent: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
 class Version:
-    """What one stat saw of a file; ``sha256`` is kept when the observation was racy."""
+    """What one stat saw of a file, and how to recognise its content when the stat cannot.
 
-    stamp: str
-    sha256: str | None = None
+    A racy observation (SPEC §3.2) keeps ``content`` — the very bytes a write or edit just
+    published, compared directly later — or, when those are not at hand or too large, their
+    SHA-256 ``digest``. A ``stamp`` of ``None`` means the stat itself was lost after a commit:
+    the content alone then decides.
+    """
+
+    stamp: str | None
+    digest: str | None = None
+    content: tuple[bytes | memoryview, ...] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def racy(self) -> bool:
+        """Whether the stamp alone cannot prove the file unchanged."""
+        return self.digest is not None or self.content is not None
 
 
 @dataclass(frozen=True)

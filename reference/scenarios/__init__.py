@@ -131,7 +131,7 @@ def play_scenario(
     except ScriptError as exc:
         raise ScenarioError(f"scenario {parsed.name!r}: workspace: {exc}") from exc
     workspace = open_workspace(
-        root, policy=parsed.policy, sandbox=parsed.sandbox, probe=parsed.probe
+        root, policy=parsed.policy, sandbox=parsed.sandbox, probe=parsed.probe, environ=environ
     )
     loop = AgentLoop(workspace, ScriptedModel(parsed.steps, root=root), environ=environ)
     loop.run_turn(parsed.prompt)

@@ -1,7 +1,7 @@
 """Tools: the registry and argument schemas, the fs tools, and the model-boundary mappings."""
 
 from reference.tools.fs_tools import FsTools, LineWindow
-from reference.tools.probe import probe_tool
+from reference.tools.probe import probe_tools
 from reference.tools.registry import (
     TextBlock,
     Tool,
@@ -24,6 +24,6 @@ __all__ = [
     "define_tool",
     "failure_result",
     "mark_sandbox_denial",
-    "probe_tool",
+    "probe_tools",
     "remediate_fs_error",
 ]

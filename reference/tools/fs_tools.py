@@ -260,6 +260,9 @@ def _file_path(args: dict[str, object]) -> str:
     file_path = args["file_path"]
     if not isinstance(file_path, str) or not file_path:
         raise ValueError(w.FILE_PATH_EMPTY)
+    # Checked on the path as given: ".." must not cancel a NUL away (SPEC §4.2).
+    if "\0" in file_path:
+        raise ValueError(w.FILE_PATH_NUL)
     return file_path
 
 

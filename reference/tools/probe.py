@@ -1,7 +1,12 @@
-"""The probe tool (SPEC §2.1a): raises a chosen kind of error, to exercise the registry."""
+"""The probe tools (SPEC §2.1c): exercise the registry in any harness.
+
+``probe_raise`` raises a chosen kind of error; ``probe_echo`` takes nested arguments and returns
+them validated, so violation paths (``todos[1].title``) and integer values can be observed.
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Final
 
 from reference.errors import HarnessError, LlmError
@@ -9,6 +14,12 @@ from reference.fs.types import FsError
 from reference.tools.registry import Tool, define_tool
 
 PROBE_KINDS: Final = ("HarnessError", "FsError", "LlmError", "Exception")
+INTERRUPT_SCHEMA: Final = {
+    "type": "object",
+    "properties": {"message": {"type": "string"}},
+    "required": ["message"],
+    "additionalProperties": False,
+}
 PROBE_SCHEMA: Final = {
     "type": "object",
     "properties": {
@@ -19,6 +30,29 @@ PROBE_SCHEMA: Final = {
     "required": ["kind", "message"],
     "additionalProperties": False,
 }
+ECHO_SCHEMA: Final = {
+    "type": "object",
+    "properties": {
+        "todos": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"title": {"type": "string"}, "done": {"type": "boolean"}},
+                "required": ["title"],
+                "additionalProperties": False,
+            },
+        },
+        "count": {"type": "integer"},
+        "meta": {
+            "type": "object",
+            "properties": {"tags": {"type": "array", "items": {"type": "string"}}},
+            "additionalProperties": False,
+        },
+    },
+    "required": ["todos"],
+    "additionalProperties": False,
+}
+CODE_REQUIRED: Final = 'code is required for kind "{kind}"'
 
 
 def _probe_raise(args: dict[str, object]) -> str:
@@ -27,7 +61,7 @@ def _probe_raise(args: dict[str, object]) -> str:
     if kind == "Exception":
         raise ValueError(message)
     if not isinstance(code, str):
-        raise ValueError(f'code is required for kind "{kind}"')
+        raise ValueError(CODE_REQUIRED.format(kind=kind))
     if kind == "FsError":
         raise FsError(message, code)
     if kind == "LlmError":
@@ -35,11 +69,33 @@ def _probe_raise(args: dict[str, object]) -> str:
     raise HarnessError(message, code)
 
 
-def probe_tool() -> Tool:
-    """``probe_raise {kind, message, code?}``: raise that kind of error with that message."""
-    return define_tool(
-        name="probe_raise",
-        description="Raise an error of the given kind (conformance probe).",
-        parameters=PROBE_SCHEMA,
-        execute=_probe_raise,
+def _probe_echo(args: dict[str, object]) -> str:
+    return json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _probe_interrupt(args: dict[str, object]) -> str:
+    raise KeyboardInterrupt(args["message"])
+
+
+def probe_tools() -> tuple[Tool, Tool, Tool]:
+    """``probe_raise {kind, message, code?}``, ``probe_echo {…}`` and ``probe_interrupt {message}``."""
+    return (
+        define_tool(
+            name="probe_raise",
+            description="Raise an error of the given kind (conformance probe).",
+            parameters=PROBE_SCHEMA,
+            execute=_probe_raise,
+        ),
+        define_tool(
+            name="probe_echo",
+            description="Return the validated arguments as compact JSON (conformance probe).",
+            parameters=ECHO_SCHEMA,
+            execute=_probe_echo,
+        ),
+        define_tool(
+            name="probe_interrupt",
+            description="Raise KeyboardInterrupt, which must propagate (conformance probe).",
+            parameters=INTERRUPT_SCHEMA,
+            execute=_probe_interrupt,
+        ),
     )

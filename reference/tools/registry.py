@@ -9,6 +9,7 @@ cancellation) are never swallowed into results.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
@@ -17,6 +18,7 @@ from reference.errors import ToolNotFoundError, is_harness_error
 from reference.tools.schema import check_schema, parse_arguments, validate_arguments
 
 UNPRINTABLE: Final = "<unprintable thrown value>"
+KEPT_FAILURES: Final = 256
 
 ToolExecute = Callable[[dict[str, object]], str]
 
@@ -96,11 +98,17 @@ def define_tool(
 
 
 class ToolRegistry:
-    """Tools by name; ``execute`` never raises an ``Exception``, it returns a result."""
+    """Tools by name; ``execute`` never raises an ``Exception``, it returns a result.
 
-    def __init__(self) -> None:
+    ``redact`` is applied to every failure text before it becomes a result (SPEC §1.4); the
+    last failures are kept by call id, so the error behind a result can still be inspected.
+    """
+
+    def __init__(self, redact: Callable[[str], str] = str) -> None:
         self._lock = threading.Lock()
         self._tools: dict[str, Tool] = {}
+        self._redact = redact
+        self._failures: OrderedDict[str, Exception] = OrderedDict()
 
     def register(self, tool: Tool) -> None:
         """Add ``tool``; a second tool with the same name is refused."""
@@ -126,15 +134,26 @@ class ToolRegistry:
             if not isinstance(text, str):
                 raise TypeError(f'tool "{name}" returned {type(text).__name__}, not str')
         except Exception as exc:
-            return failure_result(call_id, exc)
+            with self._lock:
+                self._failures[call_id] = exc
+                while len(self._failures) > KEPT_FAILURES:
+                    self._failures.popitem(last=False)
+            return failure_result(call_id, exc, self._redact)
         return ToolExecutionResult(call_id, (TextBlock(text),), is_error=False)
 
+    def failure(self, call_id: str) -> Exception | None:
+        """The error behind a recent failed result, if it is still kept."""
+        with self._lock:
+            return self._failures.get(call_id)
 
-def failure_result(call_id: str, exc: Exception) -> ToolExecutionResult:
-    """The result for a call that raised ``exc``."""
+
+def failure_result(
+    call_id: str, exc: Exception, redact: Callable[[str], str] = str
+) -> ToolExecutionResult:
+    """The result for a call that raised ``exc``; ``redact`` scrubs its text of secrets."""
     try:
         message = str(exc)
     except Exception:
         message = UNPRINTABLE
     error = ToolErrorInfo(exc.name, exc.code) if is_harness_error(exc) else None
-    return ToolExecutionResult(call_id, (TextBlock(f"Error: {message}"),), True, error)
+    return ToolExecutionResult(call_id, (TextBlock(redact(f"Error: {message}")),), True, error)

@@ -19,6 +19,8 @@ from typing import Final
 from reference.errors import ToolArgsError
 
 ROOT: Final = "arguments"
+MAX_DEPTH: Final = 100
+MAX_NUMBER_CHARS: Final = 100
 SUPPORTED_KEYWORDS: Final = frozenset(
     {"type", "properties", "required", "additionalProperties", "items", "enum", "description"}
 )
@@ -61,58 +63,76 @@ def check_schema(schema: object, where: str = "parameters") -> None:
 
 
 def parse_arguments(raw: object) -> object:
-    """A ``str`` is the raw JSON text the model sent; anything else is already parsed."""
+    """A ``str`` is the raw JSON text the model sent; anything else is already parsed.
+
+    Text past the limits (SPEC §2.1b: nested deeper than ``MAX_DEPTH``, a number literal longer
+    than ``MAX_NUMBER_CHARS`` or not finite as a double) is not valid JSON either, so no bad
+    input reaches the model as the runtime's own message.
+    """
     if not isinstance(raw, str):
         return raw
     try:
-        return json.loads(raw, parse_constant=_reject_constant)
-    except ValueError:
+        parsed = json.loads(
+            raw, parse_constant=_reject_constant, parse_int=_integer, parse_float=_float
+        )
+    except (ValueError, RecursionError):
         raise ToolArgsError([f'"{ROOT}" is not valid JSON']) from None
+    if _depth(parsed) > MAX_DEPTH:
+        raise ToolArgsError([f'"{ROOT}" is not valid JSON'])
+    return parsed
 
 
 def validate_arguments(schema: Mapping[str, object], arguments: object) -> dict[str, object]:
-    """Return the arguments if they fit ``schema``; raise ``ToolArgsError`` with every violation."""
+    """Return the arguments if they fit ``schema``; raise ``ToolArgsError`` with every violation.
+
+    Integer-valued numbers in integer positions come back as integers (``2.0`` → ``2``).
+    """
     if not isinstance(arguments, dict):
         raise ToolArgsError([f'"{ROOT}" must be an object'])
     violations: list[str] = []
-    _validate(schema, arguments, ROOT, violations)
+    checked = _validate(schema, arguments, ROOT, violations)
     if violations:
         raise ToolArgsError(violations)
-    return arguments
+    assert isinstance(checked, dict)
+    return checked
 
 
-def _validate(schema: Mapping[str, object], value: object, path: str, out: list[str]) -> None:
+def _validate(schema: Mapping[str, object], value: object, path: str, out: list[str]) -> object:
+    """Record ``value``'s violations of ``schema``; return the value with integers normalized."""
     kind = schema.get("type")
     if isinstance(kind, str) and not _is_type(value, kind):
         out.append(f'"{path}" must be {TYPE_WORDS[kind]}')
-        return
+        return value
+    if kind == "integer" and isinstance(value, float):
+        value = int(value)
     enum = schema.get("enum")
     if isinstance(enum, list) and not any(_json_equal(value, option) for option in enum):
         listed = json.dumps(enum, separators=(",", ":"), ensure_ascii=False)
         out.append(f'"{path}" must be one of {listed}')
-        return
+        return value
     if isinstance(value, dict):
-        _validate_object(schema, value, path, out)
-    elif isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+        return _validate_object(schema, value, path, out)
+    if isinstance(value, list) and isinstance(schema.get("items"), Mapping):
         items = schema["items"]
         assert isinstance(items, Mapping)
-        for index, item in enumerate(value):
-            _validate(items, item, f"{path}[{index}]", out)
+        return [_validate(items, item, f"{path}[{index}]", out) for index, item in enumerate(value)]
+    return value
 
 
 def _validate_object(
     schema: Mapping[str, object], value: dict[str, object], path: str, out: list[str]
-) -> None:
+) -> dict[str, object]:
     properties = schema.get("properties", {})
     assert isinstance(properties, Mapping)
     required = schema.get("required", [])
     assert isinstance(required, list)
+    checked = dict(value)
     for name in required:
         if name not in value:
             out.append(f'missing required property "{_child(path, name)}"')
     for name, sub in properties.items():
         if name in value:
-            _validate(sub, value[name], _child(path, name), out)
+            checked[name] = _validate(sub, value[name], _child(path, name), out)
     extra = schema.get("additionalProperties", True)
     for name, item in value.items():
         if name in properties:
@@ -122,7 +142,8 @@ def _validate_object(
                 f'"{_child(path, name)}" is not a declared property (additionalProperties: false)'
             )
         elif isinstance(extra, Mapping):
-            _validate(extra, item, _child(path, name), out)
+            checked[name] = _validate(extra, item, _child(path, name), out)
+    return checked
 
 
 def _child(path: str, name: str) -> str:
@@ -162,3 +183,32 @@ def _json_equal(a: object, b: object) -> bool:
 
 def _reject_constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
+
+
+def _integer(literal: str) -> int:
+    if len(literal) > MAX_NUMBER_CHARS:
+        raise ValueError("number literal too long")
+    return int(literal)
+
+
+def _float(literal: str) -> float:
+    value = float(literal)
+    if len(literal) > MAX_NUMBER_CHARS or not math.isfinite(value):
+        raise ValueError("number literal too long or not finite")
+    return value
+
+
+def _depth(value: object) -> int:
+    """How deeply arrays and objects nest (the outermost counts 1), without recursion."""
+    deepest = 0
+    pending: list[tuple[object, int]] = [(value, 1)]
+    while pending:
+        item, level = pending.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_DEPTH:
+            return deepest
+        pending.extend((child, level + 1) for child in children)
+    return deepest

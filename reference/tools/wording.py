@@ -31,6 +31,7 @@ EDIT_OUTPUT_ALL: Final = (
 
 # Post-schema checks, raised as plain ValueErrors (the result carries no structured error).
 FILE_PATH_EMPTY: Final = "file_path must be a non-empty string"
+FILE_PATH_NUL: Final = "file_path must not contain NUL characters"
 OFFSET_NOT_POSITIVE: Final = "offset must be a positive integer"
 LIMIT_NOT_POSITIVE: Final = "limit must be a positive integer"
 LIMIT_TOO_LARGE: Final = "limit must be less than or equal to 2000"

@@ -1,0 +1,65 @@
+"""SPEC §6: the contract itself — the handshake, concurrent calls, and the line framing."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from conformance.cases import case
+from conformance.client import Client, Result, Session
+from conformance.disk import Disk
+from conformance.harness.contract import CAPABILITIES
+from conformance.spec import Wording
+from conformance.verdict import Judge
+
+
+@case("CON-001", rules=["proto.handshake", "contract.capabilities"])
+def test_the_harness_describes_itself(client: Client, judge: Judge) -> None:
+    """name itself, its version and language, and declare the tools capability at least"""
+    profile = client.profile
+    judge.true(all((profile.name, profile.version, profile.language)),
+               f"describe answered name {profile.name!r}, version {profile.version!r}, language {profile.language!r}",
+               rule="proto.handshake")  # fmt: skip
+    judge.true(profile.has("tools") and profile.capabilities <= set(CAPABILITIES),
+               f"the declared capabilities are {sorted(profile.capabilities)}", rule="contract.capabilities")  # fmt: skip
+
+
+@case("CON-002", rules=["proto.concurrent", "proto.ids"])
+def test_concurrent_calls_are_answered_each_by_its_id(open_session: Callable[..., Session], disk: Disk,
+                                                      judge: Judge) -> None:  # fmt: skip
+    """answer calls sent before earlier ones were answered, each with its own result"""
+    for index in range(8):
+        disk.write(f"f{index}.txt", f"file {index}\n")
+    sessions = [open_session() for _ in range(4)]
+    results: dict[int, Result] = {}
+    failures: list[BaseException] = []
+    barrier = threading.Barrier(8)
+
+    def read(index: int) -> None:
+        barrier.wait()
+        try:
+            results[index] = sessions[index % 4].read(f"f{index}.txt")
+        except BaseException as exc:
+            failures.append(exc)
+
+    threads = [threading.Thread(target=read, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise failures[0]
+    for index, result in sorted(results.items()):
+        result.accepted("proto.concurrent")
+        judge.true(f"file {index}" in result.text, f"the read of f{index}.txt answered {result.text[:80]!r}",
+                   rule="proto.ids")  # fmt: skip
+
+
+@case("CON-003", rules=["proto.lines", "write.output"])
+def test_any_text_crosses_the_line_framing(session: Session, disk: Disk, w: Wording) -> None:
+    """carry any text through one JSON line each way: separators, escapes, a 300 KB body"""
+    content = "".join(chr(c) for c in range(1, 0x3000) if not 0xD800 <= c < 0xE000) + "\u2028\u2029\r\n" * 50
+    content = (content * 30)[:300_000]
+    session.write("wide.txt", content).accepted("proto.lines", changes={"wide.txt": content}).says(
+        w.write_output(disk.display("wide.txt"), created=True), "write.output")  # fmt: skip
+    session.read("wide.txt").accepted("proto.lines")

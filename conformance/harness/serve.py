@@ -1,0 +1,167 @@
+"""A Python harness behind the stdio protocol: ``python -m conformance.serve --harness module:attr``.
+
+This is how the suite isolates a Python harness by default: it runs this module as the child
+process, so a harness that hangs, exits or floods its output never takes the suite down. Stray
+``print`` output (and anything else written to file descriptor 1) goes to stderr, which is the
+harness's log; the protocol has a private copy of the original stdout. Requests are served
+concurrently (SPEC §6.3), so two sessions can race.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import IO, Any, Final
+
+from conformance.harness.contract import PROTOCOL_VERSION, Json, JsonObject
+from conformance.harness.dispatch import Propagated, UnknownMethod, dispatch
+
+SERVE_PREFIX: Final = "conformance.serve: "
+"""Starts the one line this module writes to stderr when it cannot serve at all."""
+_WORKERS: Final = 8
+
+
+class Server:
+    """Reads requests, runs them on a pool, writes answers; one instance per process."""
+
+    def __init__(self, harness: Any, out: IO[bytes]) -> None:
+        self.harness = harness
+        self._out = out
+        self._write_lock = threading.Lock()
+        self._pauses: dict[str, threading.Event] = {}
+        self._pauses_lock = threading.Lock()
+
+    def serve(self, source: IO[bytes]) -> None:
+        """Answer every request until stdin ends."""
+        with ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="serve") as pool:
+            for raw in source:
+                if not raw.strip():
+                    continue
+                try:
+                    request = json.loads(raw)
+                except ValueError as exc:
+                    self._answer({"id": None, "error": {"message": f"not JSON: {exc}"}})
+                    continue
+                if not isinstance(request, dict) or not isinstance(request.get("method"), str):
+                    self._answer(
+                        {"id": _id_of(request), "error": {"message": "not a request"}}
+                    )
+                    continue
+                if request["method"] == "resume":
+                    self._resume(request)
+                    continue
+                pool.submit(self._run, request)
+
+    def _run(self, request: JsonObject) -> None:
+        method, request_id = request["method"], request.get("id")
+        params = request.get("params") or {}
+        try:
+            result = dispatch(self.harness, method, params, self._pause)
+            if method == "describe":
+                result = self._describe(result)
+        except Propagated as exc:
+            self._answer(
+                {"id": request_id, "error": {"message": str(exc) or exc.name, "propagated": exc.name}}
+            )
+            return
+        except UnknownMethod as exc:
+            self._answer({"id": request_id, "error": {"message": str(exc)}})
+            return
+        except Exception as exc:
+            self._answer({"id": request_id, "error": {"message": f"{type(exc).__name__}: {exc}"}})
+            return
+        self._answer({"id": request_id, "result": result})
+
+    def _describe(self, answer: Json) -> Json:
+        """Add the protocol version, and the capabilities inferred from the object if undeclared."""
+        from conformance.harness.contract import infer_capabilities  # noqa: PLC0415
+
+        if not isinstance(answer, dict):
+            return answer
+        described = {**answer, "protocol": PROTOCOL_VERSION}
+        if "capabilities" not in described:
+            described["capabilities"] = sorted(infer_capabilities(self.harness))
+            described["inferred"] = True
+        return described
+
+    def _pause(self, session: str, point: str) -> None:
+        """Tell the suite the mutation reached ``point``; wait until it says resume."""
+        resumed = threading.Event()
+        with self._pauses_lock:
+            self._pauses[session] = resumed
+        self._answer({"method": "paused", "params": {"session": session, "point": point}})
+        resumed.wait()
+
+    def _resume(self, request: JsonObject) -> None:
+        session = (request.get("params") or {}).get("session")
+        with self._pauses_lock:
+            waiting = self._pauses.pop(session, None) if isinstance(session, str) else None
+        if waiting is None:
+            self._answer(
+                {"id": request.get("id"), "error": {"message": f"nothing paused in {session!r}"}}
+            )
+            return
+        self._answer({"id": request.get("id"), "result": None})
+        waiting.set()
+
+    def _answer(self, message: JsonObject) -> None:
+        try:
+            line = json.dumps(message, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            # Lone surrogates: JSON's \\uXXXX escapes carry them exactly.
+            line = json.dumps(message, ensure_ascii=True).encode("ascii")
+        except (TypeError, ValueError) as exc:
+            line = json.dumps(
+                {
+                    "id": message.get("id"),
+                    "error": {"message": f"the harness answered a value that is not JSON: {exc}"},
+                }
+            ).encode("utf-8")
+        with self._write_lock:
+            self._out.write(line + b"\n")
+            self._out.flush()
+
+
+def _id_of(request: object) -> Json:
+    return request.get("id") if isinstance(request, dict) else None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Serve one harness over stdin/stdout."""
+    parser = argparse.ArgumentParser(prog="python -m conformance.serve", description=__doc__)
+    parser.add_argument("--harness", help="module:attr or a registered harness name")
+    parser.add_argument("--mcp", metavar="CMD", help="bridge to the file tools of an MCP server")
+    parser.add_argument("--mcp-map", metavar="FILE", help="TOML mapping of spec tools to MCP tools")
+    args = parser.parse_args(argv)
+    # The protocol keeps a private copy of stdout; fd 1 (print, C extensions) becomes stderr.
+    protocol = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    try:
+        harness = _load(args)
+    except Exception as exc:
+        print(f"{SERVE_PREFIX}{exc}", file=sys.stderr, flush=True)
+        return 2
+    Server(harness, protocol).serve(sys.stdin.buffer)
+    return 0
+
+
+def _load(args: argparse.Namespace) -> Any:
+    if args.mcp:
+        from conformance.harness.mcp import McpBridge  # noqa: PLC0415 - an optional extra
+
+        return McpBridge.from_command(args.mcp, args.mcp_map)
+    if not args.harness:
+        raise ValueError("--harness module:attr (or --mcp CMD) is required")
+    from conformance.harness.loading import load_python_harness  # noqa: PLC0415
+
+    return load_python_harness(args.harness)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

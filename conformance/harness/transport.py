@@ -1,0 +1,89 @@
+"""How the suite reaches a harness: one ``call(method, params)``, whatever is on the other side.
+
+Two transports implement it: ``InProcess`` (a Python object in this process) and ``Stdio`` (a
+child process speaking JSON Lines, any language). Every way a call can go wrong — the harness
+raised, answered outside the contract, timed out, exited, or sent too much — surfaces as a
+``HarnessCallError`` whose message says what happened in words a harness author acts on; the
+case that made the call fails with it, and the suite goes on.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any
+
+from conformance.harness.contract import Json, JsonObject
+from conformance.harness.dispatch import Propagated, UnknownMethod, dispatch
+
+PauseHandler = Callable[[str, str], None]
+
+
+class HarnessCallError(Exception):
+    """A call to the harness failed; the message says what happened."""
+
+    def __init__(self, message: str, *, method: str, propagated: str | None = None) -> None:
+        super().__init__(message)
+        self.method = method
+        self.propagated = propagated
+
+
+class HarnessDead(HarnessCallError):
+    """The harness stopped answering for good; every remaining call fails at once."""
+
+
+class Transport(ABC):
+    """A connection to one harness."""
+
+    label: str
+    generation: int = 0
+    """Bumped whenever the harness behind the transport restarts (its sessions are gone)."""
+
+    def __init__(self) -> None:
+        self._pause_handler: PauseHandler | None = None
+        self._pause_lock = threading.Lock()
+
+    @abstractmethod
+    def call(self, method: str, params: JsonObject) -> Json:
+        """Make one call; raise ``HarnessCallError`` if it fails in any way."""
+
+    def close(self) -> None:
+        """Release the harness (stop a child process)."""
+
+    def set_pause_handler(self, handler: PauseHandler | None) -> None:
+        """What the suite does when an armed mutation pauses (SPEC §6.4)."""
+        with self._pause_lock:
+            self._pause_handler = handler
+
+    def _paused(self, session: str, point: str) -> None:
+        with self._pause_lock:
+            handler = self._pause_handler
+        if handler is not None:
+            handler(session, point)
+
+
+class InProcess(Transport):
+    """A Python harness object in this process: no isolation, no timeouts (debugging, mutmut)."""
+
+    def __init__(self, harness: Any, label: str) -> None:
+        super().__init__()
+        self.harness = harness
+        self.label = label
+
+    def call(self, method: str, params: JsonObject) -> Json:
+        """Dispatch to the object; its exceptions become ``HarnessCallError``."""
+        try:
+            return dispatch(self.harness, method, params, self._paused)
+        except Propagated as exc:
+            raise HarnessCallError(
+                f"{method}: {exc.name} propagated out of the call",
+                method=method,
+                propagated=exc.name,
+            ) from exc
+        except UnknownMethod as exc:
+            raise HarnessCallError(f"{method}: {exc}", method=method) from exc
+        except Exception as exc:
+            raise HarnessCallError(
+                f"{method} raised {type(exc).__name__}: {exc}", method=method
+            ) from exc

@@ -1,0 +1,211 @@
+"""The conformance report: how every case ended, at each level, and whether the run is whole.
+
+One model, several outputs: the terminal summary (``terminal``), the JSON report (``to_json``,
+also the input of baselines and of the matrix), the Markdown summary (``markdown``) and the HTML
+matrix (``matrix``). The exit status is decided here too: never 0 unless the report is complete
+and every case passed, does not apply, or was expected to fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Final
+
+from conformance.harness.contract import Json, JsonObject
+
+AREAS: Final = {
+    "TAX": "taxonomy",
+    "REM": "remedy",
+    "PRV": "provider messages",
+    "RD": "read output",
+    "GRD": "guards",
+    "DEL": "deleted target",
+    "PUB": "publication",
+    "SBX": "sandbox",
+    "CON": "contract",
+    "REG": "registry",
+    "LOOP": "loop events",
+    "DRV": "derive_messages",
+    "SCN": "scenarios",
+    "SEC": "secret-free",
+    "PROP": "properties",
+    "STM": "state machine",
+}
+OUTCOMES: Final = (
+    "passed",
+    "failed",
+    "expected-fail",
+    "recommended-fail",
+    "not-applicable",
+    "skipped",
+    "not-run",
+)
+OK_OUTCOMES: Final = frozenset(
+    {"passed", "expected-fail", "recommended-fail", "not-applicable", "skipped"}
+)
+_RANK: Final = {
+    "passed": 0,
+    "not-applicable": 1,
+    "skipped": 2,
+    "not-run": 3,
+    "recommended-fail": 4,
+    "expected-fail": 5,
+    "failed": 6,
+}
+
+
+def area_of(case_id: str) -> str:
+    """The area a case ID belongs to, from its prefix."""
+    return AREAS[case_id.split("-", maxsplit=1)[0]]
+
+
+def sort_key(case_id: str) -> tuple[int, int]:
+    """Cases in area order, then by number."""
+    prefix, _, number = case_id.partition("-")
+    return list(AREAS).index(prefix), int(number)
+
+
+@dataclass
+class CaseResult:
+    """How one case ended."""
+
+    id: str
+    rules: list[str] = field(default_factory=list)
+    outcome: str = "passed"
+    levels: dict[str, str] = field(default_factory=dict)
+    message: str | None = None
+    verdicts: list[JsonObject] = field(default_factory=list)
+    calls: list[JsonObject] = field(default_factory=list)
+    baseline: str | None = None
+
+    def record(self, outcome: str, message: str | None, data: JsonObject | None = None) -> None:
+        """Fold in one phase's verdict: the worse outcome wins."""
+        if _RANK[outcome] >= _RANK[self.outcome]:
+            self.outcome, self.message = outcome, message
+        if data:
+            self.levels = data.get("levels", self.levels) or self.levels
+            self.verdicts = data.get("verdicts", self.verdicts) or self.verdicts
+            self.calls = data.get("calls", self.calls) or self.calls
+
+    def to_json(self) -> JsonObject:
+        """The case as the JSON report records it."""
+        entry: JsonObject = {
+            "id": self.id,
+            "area": area_of(self.id),
+            "rules": self.rules,
+            "outcome": self.outcome,
+            "levels": self.levels,
+        }
+        if self.message is not None:
+            entry["message"] = self.message
+        if self.verdicts:
+            entry["verdicts"] = self.verdicts
+        if self.calls:
+            entry["calls"] = self.calls
+        if self.baseline is not None:
+            entry["baseline"] = self.baseline
+        return entry
+
+
+@dataclass
+class Report:
+    """Everything the summaries and the JSON report say."""
+
+    suite: JsonObject
+    spec: str
+    level: str = "all"
+    harness: JsonObject = field(default_factory=dict)
+    run: JsonObject = field(default_factory=dict)
+    cases: dict[str, CaseResult] = field(default_factory=dict)
+    duration_s: float = 0.0
+    complete: bool = True
+    reason: str | None = None
+    baseline: JsonObject | None = None
+
+    def add(self, case_id: str, outcome: str, message: str | None, data: JsonObject | None) -> None:
+        """Record one phase of one case."""
+        self.cases.setdefault(case_id, CaseResult(case_id)).record(outcome, message, data)
+
+    def incomplete(self, reason: str) -> None:
+        """Mark the run as cut short (the first reason is kept)."""
+        if self.complete:
+            self.complete, self.reason = False, reason
+
+    def ordered(self) -> list[CaseResult]:
+        """Every case, in area order."""
+        return sorted(self.cases.values(), key=lambda r: sort_key(r.id))
+
+    def counts(self) -> Counter[str]:
+        """Cases per outcome."""
+        return Counter(result.outcome for result in self.cases.values())
+
+    def stale(self) -> list[str]:
+        """Baseline entries whose case now passes at the listed level."""
+        return [r.id for r in self.ordered() if r.baseline == "stale"]
+
+    def exit_status(self) -> int:
+        """0 only for a complete run in which every case passed, does not apply or was expected."""
+        if not self.complete:
+            return 1
+        if any(r.outcome not in OK_OUTCOMES for r in self.cases.values()):
+            return 1
+        return 1 if self.stale() else 0
+
+    def to_json(self) -> JsonObject:
+        """The JSON report."""
+        data: JsonObject = {
+            "suite": self.suite,
+            "spec": self.spec,
+            "harness": self.harness,
+            "level": self.level,
+            "complete": self.complete,
+            "summary": dict(sorted(self.counts().items())),
+            "cases": [result.to_json() for result in self.ordered()],
+            "duration_s": round(self.duration_s, 3),
+            "run": self.run,
+        }
+        if self.reason is not None:
+            data["reason"] = self.reason
+        if self.baseline is not None:
+            data["baseline"] = self.baseline
+        return data
+
+    def write(self, path: str) -> None:
+        """Write the JSON report (atomically: a reader never sees half of it)."""
+        directory = os.path.dirname(os.path.abspath(path))
+        os.makedirs(directory, exist_ok=True)
+        temp = f"{path}.partial"
+        with open(temp, "w", encoding="utf-8") as out:
+            json.dump(self.to_json(), out, indent=2, ensure_ascii=False)
+            out.write("\n")
+        os.replace(temp, path)
+
+
+def level_counts(results: list[CaseResult], level: str) -> tuple[int, int]:
+    """(passed, judged) at one level; cases where the level does not apply are not judged."""
+    judged = [r.levels.get(level) for r in results if r.levels.get(level) in ("passed", "failed")]
+    return judged.count("passed"), len(judged)
+
+
+def load_report(path: str) -> JsonObject:
+    """Read a JSON report written by the suite; raise ValueError naming what is wrong."""
+    try:
+        with open(path, encoding="utf-8") as source:
+            data: Json = json.load(source)
+    except OSError as exc:
+        raise ValueError(f"report {path}: cannot be read: {exc.strerror}") from None
+    except ValueError as exc:
+        raise ValueError(f"report {path}: not JSON: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
+        raise ValueError(f"report {path}: not a conformance report (no cases list)")
+    for case in data["cases"]:
+        if not (
+            isinstance(case, dict)
+            and isinstance(case.get("id"), str)
+            and case.get("outcome") in OUTCOMES
+        ):
+            raise ValueError(f"report {path}: a case entry is malformed: {str(case)[:120]}")
+    return data

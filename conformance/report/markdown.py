@@ -1,0 +1,73 @@
+"""The report as a Markdown summary, for a CI job page (``--conformance-report-md PATH``)."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+
+from conformance.report import AREAS, CaseResult, Report, area_of, level_counts
+from conformance.report.terminal import describe_harness
+
+
+def render(report: Report) -> str:
+    """The whole summary."""
+    harness = report.harness
+    status = "passed" if report.exit_status() == 0 else "FAILED"
+    level = "behaviour only" if report.level == "behaviour" else "behaviour + wording"
+    out = [
+        f"## Harness conformance: {harness.get('name', '?')} {harness.get('version', '')} — {status}",
+        "",
+        f"Suite {report.suite['name']} {report.suite['version']}, spec {report.spec}, "
+        f"level: **{level}**.",
+        "",
+        *(f"- {line}" for line in describe_harness(harness)),
+    ]
+    if not report.complete:
+        out += ["", f"> **Incomplete run:** {report.reason}"]
+    out += [
+        "",
+        "| area | passed | failed | expected | n/a | behaviour | wording |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    by_area: dict[str, list[CaseResult]] = {}
+    for result in report.cases.values():
+        by_area.setdefault(area_of(result.id), []).append(result)
+    for area in AREAS.values():
+        results = by_area.get(area)
+        if not results:
+            continue
+        counts = Counter(r.outcome for r in results)
+        behaviour = "{}/{}".format(*level_counts(results, "behaviour"))
+        wording = (
+            "—"
+            if report.level == "behaviour"
+            else "{}/{}".format(*level_counts(results, "wording"))
+        )
+        out.append(
+            f"| {area} | {counts['passed']} | {counts['failed'] + counts['not-run']} | "
+            f"{counts['expected-fail']} | {counts['not-applicable']} | {behaviour} | {wording} |"
+        )
+    failed = [r for r in report.ordered() if r.outcome in ("failed", "not-run")]
+    if failed:
+        out += ["", "### Failed cases", ""]
+        for result in failed:
+            out.append(f"- **{result.id}** ({', '.join(f'`{r}`' for r in result.rules)})")
+            verdicts = [v["verdict"] for v in result.verdicts] or [result.message or "failed"]
+            out += [f"  - {_escape(v.splitlines()[0])}" for v in verdicts]
+    stale = report.stale()
+    if stale:
+        out += ["", f"**Stale baseline entries** (these now pass; remove them): {', '.join(stale)}"]
+    out += ["", f"Duration: {report.duration_s:.2f} s.", ""]
+    return "\n".join(out)
+
+
+def _escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("<", "&lt;")
+
+
+def write(report: Report, path: str) -> None:
+    """Write the summary to ``path``."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(render(report))

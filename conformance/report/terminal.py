@@ -1,0 +1,102 @@
+"""The report as the terminal shows it at the end of a run."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from conformance.report import AREAS, Report, area_of, level_counts
+
+_COLUMNS = ("passed", "failed", "expected-fail", "not-applicable", "skipped")
+_HEADS = ("passed", "failed", "xfail", "n/a", "skip")
+
+
+def describe_harness(harness: dict[str, object]) -> list[str]:
+    """Who was tested, with what it declares: a tools-only run never reads as full conformance."""
+    capabilities = harness.get("capabilities") or []
+    assert isinstance(capabilities, list)
+    how = "inferred from its methods" if harness.get("capabilitiesInferred") else "declared"
+    options = harness.get("options") or {}
+    assert isinstance(options, dict)
+    shown = [f"sandbox {'/'.join(options.get('sandbox') or []) or 'none'}"]
+    shown += [name for name, value in options.items() if name != "sandbox" and value is True]
+    declared = "" if harness.get("optionsDeclared", True) else " (not declared: all assumed)"
+    return [
+        f"capabilities: {', '.join(map(str, capabilities))} ({how})",
+        f"options: {', '.join(shown)}{declared}    paths: {harness.get('paths', 'any')}",
+    ]
+
+
+def lines(report: Report) -> list[str]:
+    """The terminal summary."""
+    harness = report.harness
+    level = "behaviour only" if report.level == "behaviour" else "behaviour + wording"
+    out = [
+        f"harness: {harness.get('name', '?')} {harness.get('version', '?')} "
+        f"({harness.get('language', '?')})    suite: {report.suite['name']} "
+        f"{report.suite['version']}    spec: {report.spec}    level: {level}",
+        *describe_harness(harness),
+        "",
+        f"{'area':<19}" + "".join(f"{h:>7}" for h in _HEADS) + f"{'behaviour':>11}{'wording':>9}",
+    ]
+    by_area: dict[str, list] = {}  # type: ignore[type-arg]
+    for result in report.cases.values():
+        by_area.setdefault(area_of(result.id), []).append(result)
+    total: Counter[str] = Counter()
+    all_results = []
+    for area in AREAS.values():
+        results = by_area.get(area)
+        if not results:
+            continue
+        counts = Counter(r.outcome for r in results)
+        counts["failed"] += counts["recommended-fail"] + counts["not-run"]
+        total.update(counts)
+        all_results += results
+        out.append(_row(area, counts, results, report.level))
+    out.append(_row("total", total, all_results, report.level))
+    failed = [r for r in report.ordered() if r.outcome == "failed"]
+    if failed:
+        out += ["", "failed cases:"]
+        out += [f"  {r.id:<9} {_one_line(r.message)}" for r in failed]
+    soft = [r for r in report.ordered() if r.outcome == "recommended-fail"]
+    if soft:
+        out += ["", "recommended (a failure here never fails the run):"]
+        out += [f"  {r.id:<9} {_one_line(r.message)}" for r in soft]
+    not_applicable = Counter(
+        (r.message or "").removeprefix("not applicable: ")
+        for r in report.cases.values()
+        if r.outcome == "not-applicable"
+    )
+    if not_applicable:
+        out += ["", "not applicable (the harness does not declare what they need):"]
+        out += [f"  {n:>3} cases: {why}" for why, n in sorted(not_applicable.items())]
+    if report.baseline is not None:
+        out += ["", _baseline_line(report)]
+    if not report.complete:
+        not_run = sum(1 for r in report.cases.values() if r.outcome == "not-run")
+        out += ["", f"INCOMPLETE: {report.reason} ({not_run} cases not run)"]
+    out += ["", f"duration: {report.duration_s:.2f} s"]
+    return out
+
+
+def _row(name: str, counts: Counter[str], results: list, level: str) -> str:  # type: ignore[type-arg]
+    cells = "".join(f"{counts[column]:>7}" for column in _COLUMNS)
+    behaviour = "{}/{}".format(*level_counts(results, "behaviour"))
+    wording = "-" if level == "behaviour" else "{}/{}".format(*level_counts(results, "wording"))
+    return f"{name:<19}{cells}{behaviour:>11}{wording:>9}"
+
+
+def _one_line(message: str | None) -> str:
+    first = (message or "failed").strip().splitlines()[0]
+    return first if len(first) <= 220 else first[:219] + "…"
+
+
+def _baseline_line(report: Report) -> str:
+    info = report.baseline or {}
+    parts = [f"baseline {info.get('path')}: {info.get('listed', 0)} known failures"]
+    stale = report.stale()
+    if stale:
+        parts.append(f"STALE (now pass, remove them): {', '.join(stale)}")
+    new = [r.id for r in report.ordered() if r.baseline == "new"]
+    if new:
+        parts.append(f"{len(new)} cases new since the baseline")
+    return "; ".join(parts)

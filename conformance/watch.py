@@ -1,0 +1,174 @@
+"""What changed on disk during one harness call: the workspace, what lies around it, and more.
+
+Before and after every tool call the suite takes a snapshot of the directory a case owns (the
+workspace root and its siblings) and of the harness child's working and temporary directories.
+The difference is what the call did, whatever the harness says it did: a refusal must change
+nothing, a success exactly its target, and nothing may appear outside the root it was given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+_PREVIEW_BYTES: Final = 48
+_CHUNK: Final = 1 << 20
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One thing at one path: a file (with a digest of its bytes), a directory, a link…"""
+
+    kind: str
+    mode: int
+    size: int = 0
+    digest: bytes = b""
+    head: bytes = b""
+    target: str = ""
+
+    def same_content(self, other: Entry) -> bool:
+        """Same kind and bytes (or link target); the mode is compared separately."""
+        return (self.kind, self.digest, self.target) == (other.kind, other.digest, other.target)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One difference between two snapshots."""
+
+    path: str
+    before: Entry | None
+    after: Entry | None
+
+    def describe(self) -> str:
+        """The change in words: ``"a.txt" overwritten (5 → 0 bytes)``."""
+        quoted = f'"{self.path}"'
+        before, after = self.before, self.after
+        if before is None and after is not None:
+            if after.kind == "file":
+                return f"{quoted} created ({_bytes(after)})"
+            return f"{quoted} created (a {_kind_word(after.kind)})"
+        if after is None:
+            return f"{quoted} deleted"
+        assert before is not None
+        if before.kind != after.kind:
+            return f"{quoted} turned from a {_kind_word(before.kind)} into a {_kind_word(after.kind)}"
+        parts = []
+        if not before.same_content(after):
+            if after.kind == "link":
+                parts.append(f"re-pointed to {after.target!r}")
+            else:
+                parts.append(f"overwritten ({before.size} → {_bytes(after)})")
+        if before.mode != after.mode:
+            parts.append(f"mode {before.mode:o} → {after.mode:o}")
+        return f"{quoted} " + ", ".join(parts)
+
+
+def _bytes(entry: Entry) -> str:
+    preview = entry.head.decode("utf-8", errors="replace")
+    more = "…" if entry.size > len(entry.head) else ""
+    return f"{entry.size} bytes: {preview!r}{more}" if entry.size else "0 bytes"
+
+
+def _kind_word(kind: str) -> str:
+    return {"file": "file", "dir": "directory", "link": "symlink"}.get(kind, "special file")
+
+
+Snapshot = dict[str, Entry]
+
+
+class Watch:
+    """The directories one case watches, and how their paths are named in verdicts."""
+
+    def __init__(self, base: Path, root: Path, extra: Mapping[str, Path] | None = None) -> None:
+        self.base = base
+        self.root = root
+        self.extra = dict(extra or {})
+
+    def name(self, path: Path, label: str | None = None) -> str:
+        """A watched path as verdicts show it: relative to the root, or under a label."""
+        if label is not None:
+            return f"<{label}>/{path.relative_to(self.extra[label]).as_posix()}"
+        return os.path.relpath(path, self.root)
+
+    def snapshot(self) -> Snapshot:
+        """Everything under the watched directories, right now."""
+        found: Snapshot = {}
+        _walk(self.base, found, lambda p: self.name(p))
+        for label, directory in self.extra.items():
+            _walk(directory, found, lambda p, label=label: self.name(p, label))  # type: ignore[misc]
+        return found
+
+    def inside(self, name: str) -> bool:
+        """Whether a snapshot name lies inside the workspace root."""
+        return not (name == ".." or name.startswith(("../", "<")))
+
+
+def diff(before: Snapshot, after: Snapshot) -> list[Change]:
+    """Every path whose entry differs, sorted."""
+    changes = []
+    for path in sorted(set(before) | set(after)):
+        old, new = before.get(path), after.get(path)
+        if old is None or new is None or not old.same_content(new) or old.mode != new.mode:
+            changes.append(Change(path, old, new))
+    return changes
+
+
+def _walk(directory: Path, found: Snapshot, name_of: object) -> None:
+    namer = name_of  # a callable Path -> str
+    pending: list[Path] = [directory]
+    while pending:
+        current = pending.pop()
+        try:
+            entries = list(os.scandir(current))
+        except OSError:
+            continue
+        for item in entries:
+            path = Path(item.path)
+            try:
+                entry = _entry(path)
+            except OSError:
+                continue
+            found[namer(path)] = entry  # type: ignore[operator]
+            if entry.kind == "dir":
+                pending.append(path)
+
+
+def _entry(path: Path) -> Entry:
+    st = os.lstat(path)
+    mode = stat.S_IMODE(st.st_mode)
+    if stat.S_ISLNK(st.st_mode):
+        return Entry("link", mode, target=os.readlink(path))
+    if stat.S_ISDIR(st.st_mode):
+        return Entry("dir", mode)
+    if not stat.S_ISREG(st.st_mode):
+        return Entry("other", mode)
+    digest = hashlib.blake2b(digest_size=16)
+    head = b""
+    # O_NONBLOCK | O_NOFOLLOW: a FIFO or link swapped in meanwhile must not hang or mislead us.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        size = 0
+        while chunk := os.read(fd, _CHUNK):
+            if not head:
+                head = chunk[:_PREVIEW_BYTES]
+            digest.update(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    return Entry("file", mode, size, digest.digest(), head)
+
+
+def content_entry(content: bytes, mode: int | None = None) -> Entry:
+    """The entry a file holding ``content`` would have (mode ``-1`` means "any")."""
+    digest = hashlib.blake2b(content, digest_size=16).digest()
+    return Entry("file", -1 if mode is None else mode, len(content), digest, content[:_PREVIEW_BYTES])
+
+
+def describe_all(changes: Sequence[Change]) -> str:
+    """Several changes in one phrase."""
+    return " and ".join(change.describe() for change in changes)
