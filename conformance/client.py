@@ -517,6 +517,13 @@ class Client:
                  '{"cause": ref | null, "context": bool}', answer)  # fmt: skip
         return cast(JsonObject, answer)
 
+    def unrenderable(self) -> str:
+        """A plain exception whose string form cannot be made (``native``)."""
+        answer = self.call("native_unrenderable", {})
+        _require(isinstance(answer, dict) and isinstance(answer.get("handle"), str),
+                 "native_unrenderable", '{"handle": str}', answer)  # fmt: skip
+        return str(answer["handle"])
+
     # -- sessions, scenarios, history ---------------------------------------------------------
 
     def open(self, root: str, **options: Json) -> Session:

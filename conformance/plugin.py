@@ -166,7 +166,7 @@ class _State:
         (self.scratch / "tmp").mkdir()
         trace_path = config.getoption("conformance_trace")
         if trace_path:
-            self.trace = Trace(trace_path, {"harness": choice.label, "argv": sys.argv[1:]})
+            self.trace = Trace(trace_path, {"harness": choice.label, "args": _run_args(config)})
         validator = None
         if config.getoption("conformance_validate"):
             from conformance.harness.schema import validator_for_answers  # noqa: PLC0415
@@ -418,7 +418,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         case_id = _case_id(item) if _is_case(item) else None
         if case_id is None:
             continue
-        state.selected.append(case_id)
         gap = _missing(item, client.profile)
         if gap is not None:
             item.add_marker(pytest.mark.skip(reason=NOT_APPLICABLE + gap))
@@ -512,6 +511,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     state = config.stash[STATE]
     if not state.case_items:
         return
+    # Only now is the selection final (-k and -m deselect after our collection hook).
+    state.selected = [c for c in (_case_id(i) for i in session.items if _is_case(i)) if c]
     whole = not state.deselected and all(_names_whole_suite(arg) for arg in config.args)
     ConformanceSnapshots.partial_run = not whole
     if not whole:
@@ -649,7 +650,8 @@ class _Recorder:
         """Fold each phase into the report (and keep the verdict data out of JUnit)."""
         properties = dict(report.user_properties)
         data = properties.get(DATA)
-        report.user_properties = [p for p in report.user_properties if p[0] != DATA]
+        if not hasattr(self.state.config, "workerinput"):  # an xdist worker passes it on
+            report.user_properties = [p for p in report.user_properties if p[0] != DATA]
         case_id = properties.get("case_id")
         if not case_id:
             return
@@ -719,15 +721,19 @@ def pytest_report_teststatus(
     return result
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Complete the report — also for a run cut short — write it, and set the exit status."""
+    """Complete the report — also for a run cut short — write it, and set the exit status.
+
+    Runs last, so other plugins (syrupy's unused snapshots) have had their say on the status.
+    """
     config = session.config
     state = config.stash[STATE]
     if config.getoption("conformance_list_cases") and state.case_items:
         session.exitstatus = pytest.ExitCode.OK  # listing ran no test on purpose
         return
     report = state.report
-    if not state.selected and not report.cases:
+    if exitstatus == pytest.ExitCode.USAGE_ERROR or (not state.selected and not report.cases):
         return
     if not report.harness:  # an xdist controller collects nothing: ask the harness now
         report.harness = state.connect().profile.to_json()
@@ -736,6 +742,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if case_id not in report.cases:
             report.add(case_id, "not-run", f"{NOT_RUN}the run ended first", None)
             report.cases[case_id].rules = case_rules(state.case_items[case_id])
+    for result in report.cases.values():
+        if not result.levels:  # not judged at all: say so at every level
+            judged = {"not-applicable": "not-applicable", "failed": "failed"}
+            result.levels = {
+                level: judged.get(result.outcome, "not-run") if level in state.levels else "not-run"
+                for level in LEVELS
+            }
     if exitstatus == pytest.ExitCode.INTERRUPTED:
         report.incomplete("the run was interrupted")
     elif any(r.outcome == "not-run" for r in report.cases.values()):
@@ -743,15 +756,22 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if state.baseline is not None:
         state.baseline.apply(report, strict_new=bool(config.getoption("conformance_baseline_strict")))
     state.write_reports()
-    if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-        session.exitstatus = report.exit_status()
+    ours = report.exit_status()
+    if session.exitstatus == pytest.ExitCode.OK or (
+        session.exitstatus == pytest.ExitCode.TESTS_FAILED and session.testsfailed
+    ):
+        # Failed cases are ours to judge (a baseline may expect them); a failure without a
+        # failed test (unused snapshots) stays a failure.
+        session.exitstatus = ours
 
 
 def pytest_terminal_summary(
-    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+    terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
 ) -> None:
     """Print the conformance report, or the case table with ``--conformance-list-cases``."""
     state = config.stash[STATE]
+    if exitstatus == pytest.ExitCode.USAGE_ERROR:
+        return
     if config.getoption("conformance_list_cases"):
         terminalreporter.write_sep("=", "conformance cases")
         for line in case_table(state.case_items):

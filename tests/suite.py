@@ -44,3 +44,37 @@ def outcomes(data: dict[str, object]) -> dict[str, str]:
     cases = data["cases"]
     assert isinstance(cases, list)
     return {case["id"]: case["outcome"] for case in cases}
+
+
+def case_of(data: dict[str, object], case_id: str) -> dict[str, object]:
+    """One case's entry in a JSON report."""
+    cases = data["cases"]
+    assert isinstance(cases, list)
+    found = [case for case in cases if case["id"] == case_id]
+    assert found, f"{case_id} is not in the report"
+    entry: dict[str, object] = found[0]
+    return entry
+
+
+def by_area(data: dict[str, object], outcome: str) -> dict[str, int]:
+    """Area → how many of its cases ended with ``outcome``."""
+    counts: dict[str, int] = {}
+    cases = data["cases"]
+    assert isinstance(cases, list)
+    for case in cases:
+        if case["outcome"] == outcome:
+            counts[case["area"]] = counts.get(case["area"], 0) + 1
+    return counts
+
+
+def fixture(name: str) -> str:
+    """A fixture harness by module attribute, e.g. ``tools_only:harness``."""
+    return f"tests.fixtures.{name}"
+
+
+ONE_LINE_ERRORS = "ERROR"
+
+
+def error_lines(done: subprocess.CompletedProcess[str]) -> list[str]:
+    """The ERROR lines a run printed (a bad input must give exactly one)."""
+    return [line for line in (done.stdout + done.stderr).splitlines() if line.startswith("ERROR")]

@@ -279,7 +279,7 @@ def test_update_keeps_permission_bits(session: Session, disk: Disk) -> None:
     session.edit("run.sh", "2", "3").accepted("fs.publish.mode", changes={"run.sh": "echo 3\n"})
 
 
-@case("PRV-023", rules=["fs.publish.identical", "fs.publish.atomic"])
+@case("PRV-023", rules=["fs.publish.identical", "fs.publish.atomic", "tool.changes-only-target"])
 def test_no_temp_files_are_left(session: Session, disk: Disk) -> None:
     """leave no temporary file behind, after successes and failures alike"""
     disk.write("a.txt", "one\n")

@@ -153,7 +153,7 @@ def test_a_root_opened_through_a_symlink(open_session: Callable[..., Session], r
     denied(session, w, "write", "../escaped.txt", "x")
 
 
-@case("SBX-013", rules=["sandbox.denied", "sandbox.workspace-write"])
+@case("SBX-013", rules=["sandbox.denied", "sandbox.workspace-write", "tool.changes-only-target"])
 @needs(options=[WORKSPACE_WRITE])
 def test_a_fenced_write_creates_no_parents(fenced: Session, root: Path, w: Wording) -> None:
     """create no parent directory for a fenced write"""

@@ -342,3 +342,16 @@ def test_a_value_cause_of_every_json_shape(client: Client, judge: Judge) -> None
         handle = client.error("HarnessError", "outer", code="C", cause={"value": value})
         judge.equal(f"error_chain with the value cause {value!r}", client.chain({"handle": handle}),
                     chain_of(["outer"], render_value(value)), rule="chain.value")  # fmt: skip
+
+
+@case("TAX-030", rules=["chain.unrenderable"])
+@needs("native")
+def test_an_unrenderable_node_collapses_alone(client: Client, judge: Judge) -> None:
+    """render a node whose message cannot be made as <unrenderable value>, and go on to its cause"""
+    broken = client.unrenderable()
+    outer = client.error("HarnessError", "outer", code="C", cause={"handle": broken})
+    judge.equal("error_chain over an unrenderable cause", client.chain({"handle": outer}),
+                "outer: <unrenderable value>", rule="chain.unrenderable")  # fmt: skip
+    client.set_cause(broken, client.error("Exception", "root"))
+    judge.equal("error_chain past the unrenderable node", client.chain({"handle": outer}),
+                "outer: <unrenderable value>: root", rule="chain.unrenderable")  # fmt: skip

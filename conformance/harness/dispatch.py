@@ -93,6 +93,17 @@ def _native_raise(harness: Any, params: JsonObject) -> JsonObject:
     return answer
 
 
+class _Unrenderable(Exception):
+    """An exception whose string form cannot be made (SPEC {chain.unrenderable})."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("this exception cannot be rendered")
+
+
+def _native_unrenderable(harness: Any, params: JsonObject) -> JsonObject:
+    return {"handle": _need(harness, "adopt_error")(_Unrenderable())}
+
+
 def _native_repr(harness: Any, params: JsonObject) -> str:
     return repr(_need(harness, "native_error")(params["handle"]))
 
@@ -114,6 +125,7 @@ _METHODS: Final[dict[str, Callable[[Any, JsonObject, PauseHook], Json]]] = {
     "native_roundtrip": lambda h, p, _: _native_roundtrip(h, p),
     "native_repr": lambda h, p, _: _native_repr(h, p),
     "native_raise": lambda h, p, _: _native_raise(h, p),
+    "native_unrenderable": lambda h, p, _: _native_unrenderable(h, p),
     "arm_pause": lambda h, p, hook: _need(h, "arm_pause")(
         p["session"], p["point"], lambda: hook(p["session"], p["point"])
     ),

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import IO, Any, Final
 
+from conformance.encoding import json_text
 from conformance.harness.contract import PROTOCOL_VERSION, Json, JsonObject
 from conformance.harness.dispatch import Propagated, UnknownMethod, dispatch
 
@@ -111,10 +112,7 @@ class Server:
 
     def _answer(self, message: JsonObject) -> None:
         try:
-            line = json.dumps(message, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            # Lone surrogates: JSON's \\uXXXX escapes carry them exactly.
-            line = json.dumps(message, ensure_ascii=True).encode("ascii")
+            line = json_text(message).encode("utf-8")
         except (TypeError, ValueError) as exc:
             line = json.dumps(
                 {

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Final
 
+from conformance.encoding import json_text
 from conformance.harness.contract import Json, JsonObject
 from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
 
@@ -43,7 +44,7 @@ class Trace:
         self._out: IO[str] = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
         self._start = time.monotonic()
         self.case: str | None = None
-        self.write("run", json.dumps(header, ensure_ascii=False))
+        self.write("run", json_text(header))
 
     def write(self, kind: str, line: str) -> None:
         """Record one line; ``kind`` is ``send``, ``recv``, ``stderr``, ``event`` or ``run``."""
@@ -55,7 +56,7 @@ class Trace:
         }
         with self._lock:
             if not self._out.closed:
-                self._out.write(json.dumps(record, ensure_ascii=False) + "\n")
+                self._out.write(json_text(record) + "\n")
                 self._out.flush()
 
     def close(self) -> None:
@@ -220,13 +221,7 @@ class Stdio(Transport):
             child = self._ensure_child(what, method)
             request_id = next(self._ids)
             pending = self._pending[request_id] = _Pending(method)
-        request = {"id": request_id, "method": method, "params": params}
-        line = json.dumps(request, ensure_ascii=False)
-        if not line.isascii():
-            try:
-                line.encode("utf-8")
-            except UnicodeEncodeError:  # lone surrogates travel as JSON's \uXXXX escapes
-                line = json.dumps(request, ensure_ascii=True)
+        line = json_text({"id": request_id, "method": method, "params": params})
         try:
             if self.trace is not None:
                 self.trace.write("send", line)
@@ -249,8 +244,11 @@ class Stdio(Transport):
             raise HarnessCallError(f"{what} failed: the harness {pending.failure}", method=method)
         answer = pending.answer
         assert answer is not None
-        with self._lock:
-            self._timeouts_in_a_row = 0
+        if method == "call_tool":
+            # Only a tool answering proves the harness alive: a harness that opens sessions
+            # but hangs on every tool call must still be declared dead.
+            with self._lock:
+                self._timeouts_in_a_row = 0
         if "error" in answer:
             error = answer["error"]
             message = error.get("message") if isinstance(error, dict) else None

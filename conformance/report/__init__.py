@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Final
 
+from conformance.encoding import json_text
 from conformance.harness.contract import Json, JsonObject
 
 AREAS: Final = {
@@ -179,8 +180,7 @@ class Report:
         os.makedirs(directory, exist_ok=True)
         temp = f"{path}.partial"
         with open(temp, "w", encoding="utf-8") as out:
-            json.dump(self.to_json(), out, indent=2, ensure_ascii=False)
-            out.write("\n")
+            out.write(json_text(self.to_json(), indent=2) + "\n")
         os.replace(temp, path)
 
 

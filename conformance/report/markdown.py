@@ -69,5 +69,5 @@ def write(report: Report, path: str) -> None:
     """Write the summary to ``path``."""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as out:
+    with open(path, "w", encoding="utf-8", errors="backslashreplace") as out:
         out.write(render(report))

@@ -85,9 +85,17 @@ def _row(name: str, counts: Counter[str], results: list, level: str) -> str:  # 
     return f"{name:<19}{cells}{behaviour:>11}{wording:>9}"
 
 
-def _one_line(message: str | None) -> str:
+def _one_line(message: str | None, width: int = 220) -> str:
+    """The first line, cut to ``width``; a verdict keeps its rule citation visible."""
     first = (message or "failed").strip().splitlines()[0]
-    return first if len(first) <= 220 else first[:219] + "…"
+    if len(first) <= width:
+        return first
+    head, sep, cited = first.rpartition("; SPEC §")
+    if sep:
+        where = "SPEC §" + cited.split(": ", 1)[0]  # "SPEC §2.3 {history.fold}"
+        room = width - len(where) - 3
+        return f"{head[:room].rstrip()}…; {where}"
+    return first[: width - 1] + "…"
 
 
 def _baseline_line(report: Report) -> str:

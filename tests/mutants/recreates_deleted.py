@@ -1,5 +1,7 @@
 """A guarded write whose target was deleted quietly creates it again."""
 
+import os
+
 from reference.adapter import ReferenceHarness
 from reference.fs import local
 from reference.fs.types import ReplaceIfVersion, Target, WriteIntent, WriteOutcome
@@ -8,7 +10,7 @@ original = local.LocalFs.write
 
 
 def write(self: local.LocalFs, target: Target, content: str, intent: WriteIntent) -> WriteOutcome:
-    if isinstance(intent, ReplaceIfVersion) and self._existing(target) is None:
+    if isinstance(intent, ReplaceIfVersion) and not os.path.lexists(target.key):
         intent = None
     return original(self, target, content, intent)
 

@@ -1,0 +1,157 @@
+"""A harness in its own process cannot take the suite down: hostile fixtures each end their
+run in bounded time with a complete report, the right cases failed and a non-zero exit."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.suite import REPO, case_of, fixture, outcomes, report, run_suite
+
+
+def timed(*args: str, cwd: Path, budget_s: float) -> tuple[subprocess.CompletedProcess[str], dict[str, object]]:
+    """Run the suite on a hostile harness; it must finish within ``budget_s`` with a report."""
+    path = cwd / "report.json"
+    start = time.monotonic()
+    done = run_suite(*args, "--conformance-report", str(path), cwd=cwd)
+    elapsed = time.monotonic() - start
+    assert elapsed < budget_s, f"the run took {elapsed:.1f} s"
+    assert done.returncode == 1, done.stdout[-3000:]
+    return done, report(path)
+
+
+def test_a_harness_that_hangs_is_timed_out_then_declared_dead(tmp_path: Path) -> None:
+    done, data = timed("--harness", fixture("hostile:hangs"), "--conformance-timeout", "1",
+                       cwd=tmp_path, budget_s=60)  # fmt: skip
+    assert data["complete"] is True
+    found = outcomes(data)
+    assert "not-run" not in found.values()
+    messages = [str(c.get("message")) for c in data["cases"]]  # type: ignore[union-attr]
+    assert any("did not answer within 1.0 s" in m for m in messages)
+    dead = [m for m in messages if "the harness is dead: 3 calls in a row timed out" in m]
+    assert len(dead) > 200  # every later case fails at once, taxonomy calls included
+    assert found["TAX-001"] == "failed"
+    assert found["PRV-012"] == ("skipped" if os.geteuid() == 0 else "failed")
+
+
+@pytest.mark.parametrize(("name", "status"), [("exits_zero", 0), ("exits_three", 3)])
+def test_a_harness_that_exits_mid_run(tmp_path: Path, name: str, status: int) -> None:
+    done, data = timed("--harness", fixture(f"hostile:{name}"), cwd=tmp_path, budget_s=120)
+    assert data["complete"] is True
+    found = outcomes(data)
+    assert "not-run" not in found.values()
+    exited = [c["id"] for c in data["cases"] if f"exited with status {status}" in str(c.get("message"))]  # type: ignore[union-attr]
+    assert exited, "no case says the harness exited"
+    # A fresh child serves the next case: most of the suite still passes.
+    assert sum(o == "passed" for o in found.values()) > 150
+    assert f"exited with status {status}" in done.stdout
+
+
+def test_a_huge_result_fails_its_case_without_reading_it_into_memory(tmp_path: Path) -> None:
+    path = tmp_path / "report.json"
+    program = (
+        "import resource, sys\n"
+        "from conformance.__main__ import main\n"
+        "code = main(sys.argv[1:])\n"
+        "print('MAXRSS_KB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+        "sys.exit(code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program, "--harness", fixture("hostile:huge_result"),
+         "--conformance-case", "PRV-011", "--conformance-case", "RD-001",
+         "--conformance-report", str(path)],
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout[-2000:]
+    data = report(path)
+    assert outcomes(data) == {"PRV-011": "failed", "RD-001": "passed"}
+    assert "sent an answer of more than 2,097,152 bytes (the size limit)" in str(case_of(data, "PRV-011")["message"])
+    maxrss_kb = int(done.stdout.rsplit("MAXRSS_KB", 1)[1].split()[0])
+    assert maxrss_kb < 150_000, f"the suite grew to {maxrss_kb} KB"
+
+
+def test_writing_outside_the_root_is_a_failure_and_is_cleaned_up(tmp_path: Path) -> None:
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    done, data = timed("--harness", fixture("hostile:writes_outside"), "--conformance-case", "GRD-002",
+                       cwd=tmp_path, budget_s=60)  # fmt: skip
+    verdict = case_of(data, "GRD-002")["verdicts"][0]["verdict"]  # type: ignore[index]
+    assert verdict.startswith('write of "new.txt" accepted, but "../stray-')
+    assert '"<harness cwd>/stray-' in verdict
+    assert '"<harness tmp>/stray-' in verdict
+    assert "SPEC §4.1 {policy.write-intent}" in verdict
+    assert sorted(os.listdir(tmp_path)) == ["report.json", "tmp"]
+
+
+def test_a_slow_harness_is_cut_off_by_the_deadline_with_an_honest_report(tmp_path: Path) -> None:
+    done, data = timed("--harness", fixture("hostile:slow"), "--conformance-deadline", "4",
+                       cwd=tmp_path, budget_s=30)  # fmt: skip
+    assert data["complete"] is False
+    assert data["reason"] == "the run's deadline (4 s) passed"
+    found = outcomes(data)
+    assert sum(o == "not-run" for o in found.values()) > 150
+    assert "INCOMPLETE: the run's deadline (4 s) passed" in done.stdout
+
+
+def test_stray_prints_stay_off_the_protocol_stream(tmp_path: Path) -> None:
+    done = run_suite("-q", "--harness", fixture("hostile:prints"), "-k", "GRD", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:]
+
+
+def test_an_answer_outside_the_contract_fails_its_call(tmp_path: Path) -> None:
+    done, data = timed("--harness", fixture("hostile:bad_shape"), "--conformance-case", "PRV-002",
+                       cwd=tmp_path, budget_s=60)  # fmt: skip
+    assert str(case_of(data, "PRV-002")["message"]).startswith(
+        "ContractError: call_tool('read'): result keys must be within"
+    ) or "callId must be a string" in str(case_of(data, "PRV-002")["message"])
+    validated, data = timed("--harness", fixture("hostile:bad_shape"), "--conformance-case",
+                            "PRV-002", "--conformance-validate", cwd=tmp_path, budget_s=60)  # fmt: skip
+    assert "the answer does not fit the protocol schema: at callId: 7 is not of type 'string'" in str(
+        case_of(data, "PRV-002")["message"]
+    )
+
+
+def test_validation_accepts_every_answer_of_the_reference(tmp_path: Path) -> None:
+    done = run_suite("-q", "--conformance-validate", "-k", "TAX or GRD or LOOP or SCN", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:]
+
+
+def test_a_failed_case_replays_alone_from_the_report_or_the_trace(tmp_path: Path) -> None:
+    path, trace = tmp_path / "r.json", tmp_path / "trace.jsonl"
+    done = run_suite("--harness", "tests.mutants.derive_leaks_error:harness", "-k", "DRV",
+                     "--conformance-report", str(path), "--conformance-trace", str(trace),
+                     cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 1
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert records[0]["kind"] == "run"
+    kinds = {r["kind"] for r in records}
+    assert {"send", "recv"} <= kinds
+    sent = [json.loads(r["line"]) for r in records if r["kind"] == "send"]
+    assert {m["method"] for m in sent} == {"describe", "derive_messages", "run_scenario"}
+    assert {r["case"] for r in records if r["kind"] == "send" and r["case"]} >= {"DRV-001", "DRV-005"}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    for source in (path, trace):
+        replay = subprocess.run(
+            [sys.executable, "-m", "conformance", "replay", str(source), "DRV-001"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert replay.returncode == 1, replay.stdout[-2000:]
+        assert "FAILED [DRV-001]" in replay.stdout
+        assert "1 failed" in replay.stdout
+        assert "DRV-002" not in replay.stdout.split("short test summary", 1)[1]
+
+
+def test_a_run_leaves_nothing_in_its_directories(tmp_path: Path) -> None:
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    done = run_suite("-q", "-k", "PROP or STM or GRD-01", cwd=tmp_path, env={"TMPDIR": str(temp)})
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert os.listdir(tmp_path) == ["tmp"]
+    assert os.listdir(temp) == []

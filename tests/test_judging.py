@@ -1,0 +1,251 @@
+"""The suite judging harnesses that are not the reference: missing parts, foreign wording,
+real defects, partial options, and the baselines that let their CI move forward."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.suite import REPO, by_area, case_of, error_lines, fixture, outcomes, report, run_suite
+
+TOOLS_ONLY = fixture("tools_only:harness")
+WORDING = str(REPO / "tests" / "fixtures" / "tools_only.toml")
+NOT_TOOLS = {"taxonomy", "loop events", "derive_messages", "scenarios", "secret-free"}
+
+
+@pytest.fixture(scope="module")
+def tools_only(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """The tools-only harness, judged against its own wording table."""
+    work = tmp_path_factory.mktemp("tools-only")
+    path = work / "report.json"
+    done = run_suite("--harness", TOOLS_ONLY, "--conformance-wording", WORDING,
+                     "--conformance-report", str(path), cwd=work)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-4000:]
+    assert "capabilities: tools (declared)" in done.stdout
+    return report(path)
+
+
+def test_a_tools_only_harness_runs_with_no_stubs(tools_only: dict[str, object]) -> None:
+    harness = tools_only["harness"]
+    assert isinstance(harness, dict)
+    assert harness["capabilities"] == ["tools"]
+    not_applicable = by_area(tools_only, "not-applicable")
+    assert set(not_applicable) >= NOT_TOOLS
+    cases = tools_only["cases"]
+    assert isinstance(cases, list)
+    for case in cases:
+        if case["area"] in NOT_TOOLS:
+            assert case["outcome"] == "not-applicable", case["id"]
+            assert case["message"].startswith("not applicable: needs the "), case["id"]
+    assert by_area(tools_only, "failed") == {}
+
+
+def test_its_behaviour_level_all_passes(tools_only: dict[str, object]) -> None:
+    cases = tools_only["cases"]
+    assert isinstance(cases, list)
+    judged = [c for c in cases if c["levels"].get("behaviour") in ("passed", "failed")]
+    assert len(judged) >= 120
+    assert all(c["levels"]["behaviour"] == "passed" for c in judged)
+
+
+def test_its_wording_is_judged_against_its_own_texts(tools_only: dict[str, object]) -> None:
+    entry = case_of(tools_only, "GRD-001")
+    assert entry["levels"] == {"behaviour": "passed", "wording": "passed"}
+    cases = tools_only["cases"]
+    assert isinstance(cases, list)
+    assert sum(c["levels"].get("wording") == "passed" for c in cases) >= 80
+
+
+def test_without_its_table_only_wording_fails(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    done = run_suite("--harness", TOOLS_ONLY, "--conformance-case", "GRD-001", "--conformance-case",
+                     "PRV-002", "--conformance-case", "GRD-004", "--conformance-report", str(path),
+                     cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 1
+    data = report(path)
+    levels = {c["id"]: c["levels"] for c in data["cases"]}  # type: ignore[union-attr]
+    assert levels["GRD-001"] == {"behaviour": "passed", "wording": "failed"}
+    assert levels["PRV-002"] == {"behaviour": "passed", "wording": "failed"}
+    assert levels["GRD-004"] == {"behaviour": "passed", "wording": "not-applicable"}  # a code only
+    verdict = case_of(data, "PRV-002")["verdicts"][0]["verdict"]  # type: ignore[index]
+    assert verdict.startswith("read of \"nope.txt\": the model saw text that was 'Error: File not found: ")
+    assert "SPEC §3.4 {fs.msg.read-missing}" in verdict
+
+
+def test_the_behaviour_level_alone_passes_without_a_table(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    done = run_suite("--harness", TOOLS_ONLY, "--conformance-level", "behaviour",
+                     "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:]
+    data = report(path)
+    assert data["level"] == "behaviour"
+    assert {c["levels"]["wording"] for c in data["cases"]} == {"not-run"}  # type: ignore[union-attr,index]
+    assert "level: behaviour only" in done.stdout
+
+
+def test_a_wording_table_with_an_unknown_key_is_refused(tmp_path: Path) -> None:
+    table = tmp_path / "w.toml"
+    table.write_text('[wording]\n"fs.nope" = "x"\n')
+    done = run_suite("--conformance-wording", str(table), cwd=tmp_path)
+    assert done.returncode == 4
+    assert error_lines(done) == [f"ERROR: wording table {table}: unknown template key 'fs.nope'"]
+
+
+@pytest.fixture(scope="module")
+def non_atomic(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
+    """The harness that writes in place, judged whole."""
+    work = tmp_path_factory.mktemp("non-atomic")
+    path = work / "report.json"
+    done = run_suite("--harness", fixture("non_atomic:harness"), "--conformance-report", str(path),
+                     cwd=work)  # fmt: skip
+    assert done.returncode == 1
+    return path, report(path)
+
+
+def test_a_real_defect_is_named_by_its_behaviour(non_atomic: tuple[Path, dict[str, object]]) -> None:
+    _, data = non_atomic
+    failed = {case for case, outcome in outcomes(data).items() if outcome == "failed"}
+    assert {"PUB-001", "PUB-002", "PUB-003"} <= failed
+    assert failed - {"PUB-001", "PUB-002", "PUB-003", "PUB-006"} == set()
+    first = case_of(data, "PUB-001")["verdicts"][0]["verdict"]  # type: ignore[index]
+    assert first.startswith("""write of "a.txt" accepted, but "b.txt" overwritten (12 → 12 bytes""")
+    if outcomes(data)["PUB-006"] == "failed":  # a tmpfs could be mounted here
+        full = case_of(data, "PUB-006")["verdicts"][0]["verdict"]  # type: ignore[index]
+        assert full.startswith('write of "small/a.txt" refused, yet "small/a.txt" overwritten (3600 → 65536 bytes')
+
+
+def test_partial_options_make_cases_not_applicable(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    done = run_suite("--harness", fixture("partial_options:harness"), "--conformance-report",
+                     str(path), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:]
+    data = report(path)
+    reasons = {c["id"]: c.get("message") for c in data["cases"] if c["outcome"] == "not-applicable"}  # type: ignore[union-attr]
+    assert reasons["PRV-011"] == "not applicable: needs the option maxReadBytes"
+    assert reasons["SBX-001"] == "not applicable: needs the sandbox mode workspace-write"
+    assert reasons["REG-001"] == "not applicable: needs the option probe"
+    assert reasons["GRD-021"] == "not applicable: needs paths any (the harness takes relative paths)"
+    assert reasons["LOOP-001"] == "not applicable: needs the loop capability"
+    assert "TAX-001" not in reasons
+    assert "   12 cases: needs the option probe" in done.stdout
+
+
+# -- baselines --------------------------------------------------------------------------------
+
+
+def _baseline(source: Path, cwd: Path) -> Path:
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", "baseline", str(source)],
+        cwd=cwd, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    path = cwd / "conformance-baseline.json"
+    path.write_text(done.stdout)
+    return path
+
+
+def test_a_baseline_turns_known_failures_into_expected_ones(
+    non_atomic: tuple[Path, dict[str, object]], tmp_path: Path
+) -> None:
+    source, data = non_atomic
+    baseline = _baseline(source, tmp_path)
+    written = json.loads(baseline.read_text())
+    assert written["format"] == 1
+    assert written["suite"] == {"name": "harness-conformance", "version": "0.1.0"}
+    assert written["spec"] == "2.0.0"
+    assert written["failures"]["PUB-001"] == {
+        "behaviour": case_of(data, "PUB-001")["verdicts"][0]["verdict"]  # type: ignore[index]
+    }
+    path = tmp_path / "again.json"
+    again = run_suite("--harness", fixture("non_atomic:harness"), "--conformance-baseline",
+                      str(baseline), "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
+    assert again.returncode == 0, again.stdout[-3000:]
+    assert outcomes(report(path))["PUB-001"] == "expected-fail"
+    assert case_of(report(path), "PUB-001")["baseline"] == "listed"
+
+
+def test_a_baseline_entry_that_now_passes_is_stale(
+    non_atomic: tuple[Path, dict[str, object]], tmp_path: Path
+) -> None:
+    baseline = _baseline(non_atomic[0], tmp_path)
+    path = tmp_path / "r.json"
+    fixed = run_suite("--conformance-baseline", str(baseline), "--conformance-case", "PUB-001",
+                      "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
+    assert fixed.returncode == 1
+    assert case_of(report(path), "PUB-001")["baseline"] == "stale"
+    assert "STALE (now pass, remove them): PUB-001" in fixed.stdout
+
+
+def test_cases_new_since_the_baseline_do_not_fail_the_run(
+    non_atomic: tuple[Path, dict[str, object]], tmp_path: Path
+) -> None:
+    baseline = _baseline(non_atomic[0], tmp_path)
+    written = json.loads(baseline.read_text())
+    written["cases"] = [c for c in written["cases"] if c != "PUB-001"]
+    del written["failures"]["PUB-001"]
+    baseline.write_text(json.dumps(written))
+    path = tmp_path / "r.json"
+    args = ["--harness", fixture("non_atomic:harness"), "--conformance-baseline", str(baseline),
+            "--conformance-case", "PUB-001", "--conformance-report", str(path)]  # fmt: skip
+    lenient = run_suite(*args, cwd=tmp_path)
+    assert lenient.returncode == 0, lenient.stdout[-2000:]
+    assert case_of(report(path), "PUB-001")["baseline"] == "new"
+    strict = run_suite(*args, "--conformance-baseline-strict", cwd=tmp_path)
+    assert strict.returncode == 1
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ("{", "not JSON"),
+        ('{"format": 9}', "not a format-1 baseline"),
+        ('{"format": 1, "failures": {"GRD-001": {"spelling": "x"}}, "cases": []}',
+         "GRD-001 must map levels (behaviour, wording) to verdicts"),
+    ],
+)  # fmt: skip
+def test_a_malformed_baseline_is_one_line(tmp_path: Path, content: str, problem: str) -> None:
+    path = tmp_path / "b.json"
+    path.write_text(content)
+    done = run_suite("--conformance-baseline", str(path), cwd=tmp_path)
+    assert done.returncode == 4
+    errors = error_lines(done)
+    assert len(errors) == 1
+    assert errors[0].startswith(f"ERROR: baseline {path}: {problem}")
+
+
+def test_a_malformed_report_is_one_line(tmp_path: Path) -> None:
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    bad = tmp_path / "r.json"
+    bad.write_text('{"cases": [{"id": 5}]}')
+    done = subprocess.run([sys.executable, "-m", "conformance", "baseline", str(bad)],
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True,
+                          text=True, check=False)  # fmt: skip
+    assert done.returncode == 4
+    assert done.stderr.strip() == f"ERROR: report {bad}: a case entry is malformed: {{'id': 5}}"
+
+
+# -- xdist ------------------------------------------------------------------------------------
+
+
+def test_reports_stay_right_under_xdist(tmp_path: Path) -> None:
+    pytest.importorskip("xdist")
+    serial, parallel = tmp_path / "serial.json", tmp_path / "parallel.json"
+    selection = ["-k", "GRD or DRV or TAX-00"]
+    run_suite("--harness", "tests.mutants.derive_leaks_error:harness", *selection,
+              "--conformance-report", str(serial), cwd=tmp_path)  # fmt: skip
+    done = run_suite("--harness", "tests.mutants.derive_leaks_error:harness", *selection, "-n", "2",
+                     "--conformance-report", str(parallel), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 1
+    one, two = report(serial), report(parallel)
+    assert outcomes(one) == outcomes(two)
+    assert one["harness"] == two["harness"]
+    assert case_of(one, "DRV-001")["verdicts"] == case_of(two, "DRV-001")["verdicts"]

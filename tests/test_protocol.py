@@ -1,0 +1,231 @@
+"""The stdio protocol (SPEC §6.3): its JSON Schema, ``conformance.serve``, and the transport's
+handling of children that break the protocol in every way."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from conformance.harness.schema import problem, protocol_schema
+from conformance.harness.stdio import Stdio
+from conformance.harness.transport import HarnessCallError, HarnessDead
+from tests.suite import REPO
+
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+def test_the_schema_is_valid_draft_2020_12() -> None:
+    Draft202012Validator.check_schema(protocol_schema())
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> subprocess.Popen[str]:
+    """``python -m conformance.serve --harness reference`` with pipes."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "conformance.serve", "--harness", "tests.fixtures.hostile:prints"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=tmp_path, env=ENV,
+    )  # fmt: skip
+    yield child
+    child.kill()
+    child.wait()
+
+
+def _exchange(child: subprocess.Popen[str], *requests: object) -> list[dict[str, object]]:
+    assert child.stdin is not None and child.stdout is not None
+    for request in requests:
+        child.stdin.write((request if isinstance(request, str) else json.dumps(request)) + "\n")
+    child.stdin.flush()
+    return [json.loads(child.stdout.readline()) for _ in requests]
+
+
+def test_serve_answers_in_the_schema_and_keeps_prints_off_stdout(
+    served: subprocess.Popen[str], tmp_path: Path
+) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text("one\n")
+    describe, opened = _exchange(
+        served,
+        {"id": 1, "method": "describe", "params": {}},
+        {"id": 2, "method": "open_workspace", "params": {"root": str(root), "options": {}}},
+    )
+    assert problem("#/$defs/answer", describe) is None
+    assert problem("#/$defs/results/describe", describe["result"]) is None
+    assert describe["result"]["protocol"] == 1  # type: ignore[index]
+    session = opened["result"]
+    (read,) = _exchange(served, {"id": 3, "method": "call_tool",
+                                 "params": {"session": session, "name": "read", "arguments": {"file_path": "a.txt"}}})  # fmt: skip
+    assert read["id"] == 3
+    assert problem("#/$defs/results/call_tool", read["result"]) is None
+    assert "1: one" in read["result"]["content"][0]["text"]  # type: ignore[index]
+
+
+def test_serve_answers_bad_requests_with_errors(served: subprocess.Popen[str]) -> None:
+    not_json, unknown, missing = _exchange(
+        served,
+        "{nope",
+        {"id": 5, "method": "teleport", "params": {}},
+        {"id": 6, "method": "open_workspace", "params": {}},
+    )
+    assert not_json["id"] is None and str(not_json["error"]["message"]).startswith("not JSON")  # type: ignore[index]
+    assert unknown == {"id": 5, "error": {"message": "unknown method 'teleport'"}}
+    assert missing == {"id": 6, "error": {"message": "KeyError: 'root'"}}
+
+
+def test_serve_answers_concurrent_requests_each_by_its_id(served: subprocess.Popen[str], tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (opened,) = _exchange(served, {"id": 1, "method": "open_workspace", "params": {"root": str(root), "options": {}}})
+    requests = [{"id": 10 + i, "method": "call_tool", "params": {
+        "session": opened["result"], "name": "write", "arguments": {"file_path": f"f{i}.txt", "content": str(i)}}}
+        for i in range(8)]  # fmt: skip
+    answers = _exchange(served, *requests)
+    assert sorted(a["id"] for a in answers) == list(range(10, 18))  # type: ignore[type-var]
+    assert all(a["result"]["isError"] is False for a in answers)  # type: ignore[index]
+
+
+def test_serve_reports_an_interruption_as_propagated(served: subprocess.Popen[str], tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (opened,) = _exchange(served, {"id": 1, "method": "open_workspace",
+                                   "params": {"root": str(root), "options": {"probe": True}}})  # fmt: skip
+    (answer,) = _exchange(served, {"id": 2, "method": "call_tool", "params": {
+        "session": opened["result"], "name": "probe_interrupt", "arguments": {"message": "stop"}}})  # fmt: skip
+    assert answer == {"id": 2, "error": {"message": "stop", "propagated": "KeyboardInterrupt"}}
+
+
+# -- the transport against children that break the protocol -----------------------------------
+
+
+def _child(program: str, **options: object) -> Stdio:
+    return Stdio([sys.executable, "-c", program], label="test child", env=ENV, **options)  # type: ignore[arg-type]
+
+
+ANSWER_WITH = """
+import json, sys
+for line in sys.stdin:
+    request = json.loads(line)
+    sys.stdout.write({answer!r}.replace("ID", str(request["id"])) + "\\n")
+    sys.stdout.flush()
+"""
+
+
+@pytest.mark.parametrize(
+    ("answer", "failure"),
+    [
+        ('{"result": 1}', "the harness sent an answer without an id"),
+        ('{"id": 999999, "result": 1}', "the harness sent an answer with an unknown id 999999"),
+        ('{"id": ID}', 'the harness sent an answer with neither "result" nor "error"'),
+        ("not json at all", "the harness answered with a line that is not JSON: 'not json at all'"),
+    ],
+)
+def test_an_answer_outside_the_protocol_fails_the_call(answer: str, failure: str) -> None:
+    transport = _child(ANSWER_WITH.format(answer=answer), timeout_s=10)
+    try:
+        with pytest.raises(HarnessCallError) as info:
+            transport.call("describe", {})
+        assert str(info.value).startswith(f"describe failed: {failure}")
+    finally:
+        transport.close()
+
+
+def test_a_child_that_exits_names_its_status_and_stderr() -> None:
+    transport = _child("import sys; sys.stderr.write('boom: config missing\\n'); sys.exit(3)", timeout_s=10)
+    with pytest.raises(HarnessCallError) as info:
+        transport.call("describe", {})
+    message = str(info.value)
+    assert message.startswith("describe failed: the harness exited with status 3; the last lines of its stderr:")
+    assert "boom: config missing" in message
+
+
+def test_an_oversized_answer_fails_without_being_kept() -> None:
+    program = "import sys; sys.stdin.readline(); sys.stdout.write('x' * 5_000_000 + '\\n'); sys.stdout.flush()"
+    transport = _child(program, timeout_s=10, max_answer_bytes=1000)
+    with pytest.raises(HarnessCallError, match="sent an answer of more than 1,000 bytes"):
+        transport.call("describe", {})
+    transport.close()
+
+
+def test_three_timeouts_in_a_row_declare_the_harness_dead() -> None:
+    transport = _child("import time; time.sleep(3600)", timeout_s=0.2)
+    for _ in range(2):
+        with pytest.raises(HarnessCallError, match="did not answer within 0.2 s"):
+            transport.call("call_tool", {"name": "read"})
+    with pytest.raises(HarnessDead, match="the harness is dead: 3 calls in a row timed out"):
+        transport.call("call_tool", {"name": "read"})
+    started = time.monotonic()
+    with pytest.raises(HarnessDead, match="not made: the harness is dead"):
+        transport.call("describe", {})
+    assert time.monotonic() - started < 0.1  # fails fast
+    transport.close()
+
+
+def test_a_fresh_child_serves_after_one_died() -> None:
+    transport = Stdio([sys.executable, "-m", "conformance.serve", "--harness", "tests.fixtures.hostile:exits_zero"],
+                      label="exits", env=ENV, timeout_s=30)  # fmt: skip
+    try:
+        first = transport.generation
+        transport.call("describe", {})
+        transport.close()
+        transport.call("describe", {})
+        assert transport.generation == first + 2
+    finally:
+        transport.close()
+
+
+def test_a_paused_mutation_lets_the_suite_act_then_resumes(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    transport = Stdio([sys.executable, "-m", "conformance.serve", "--harness", "reference"],
+                      label="reference", env=ENV, timeout_s=30)  # fmt: skip
+    seen: list[tuple[str, str, bool]] = []
+    transport.set_pause_handler(lambda session, point: seen.append((session, point, (root / "new.txt").exists())))
+    try:
+        session = transport.call("open_workspace", {"root": str(root), "options": {}})
+        transport.call("arm_pause", {"session": session, "point": "staged"})
+        result = transport.call("call_tool", {"session": session, "name": "write",
+                                              "arguments": {"file_path": "new.txt", "content": "x"}})  # fmt: skip
+    finally:
+        transport.close()
+    assert seen == [(session, "staged", False)]
+    assert result["isError"] is False
+    assert (root / "new.txt").read_text() == "x"
+
+
+def test_lone_surrogates_cross_the_protocol_as_escapes(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    transport = Stdio([sys.executable, "-m", "conformance.serve", "--harness", "reference"],
+                      label="reference", env=ENV, timeout_s=30)  # fmt: skip
+    try:
+        session = transport.call("open_workspace", {"root": str(root), "options": {}})
+        result = transport.call("call_tool", {"session": session, "name": "write",
+                                              "arguments": {"file_path": "a.txt", "content": "x\ud800"}})  # fmt: skip
+    finally:
+        transport.close()
+    assert result["content"][0]["text"] == f'Error: cannot write "{root}/a.txt": invalid UTF-8 text'
+
+
+def test_requests_from_many_threads_share_one_child() -> None:
+    transport = Stdio([sys.executable, "-m", "conformance.serve", "--harness", "reference"],
+                      label="reference", env=ENV, timeout_s=30)  # fmt: skip
+    answers: list[object] = []
+    try:
+        threads = [threading.Thread(target=lambda: answers.append(transport.call("describe", {}))) for _ in range(16)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        transport.close()
+    assert len(answers) == 16
+    assert transport.generation == 1
