@@ -1,0 +1,397 @@
+// harness-conformance-node: serve a JavaScript/TypeScript harness over the stdio protocol of
+// SPEC §6.3, so `python -m conformance --harness-cmd 'node adapter.mjs'` can test it.
+//
+// Zero dependencies. The protocol is JSON Lines: one request per line on stdin
+// ({"id", "method", "params"}), one answer per line on stdout ({"id", "result"} or
+// {"id", "error": {"message"}}), plus the `paused` notification of SPEC §6.4. Requests are
+// handled concurrently and answered as they settle, in any order ({#proto.concurrent}).
+
+import { Console } from 'node:console';
+import { createInterface } from 'node:readline';
+
+/** The protocol version this kit speaks (the `protocol` field of the `describe` answer). */
+export const PROTOCOL_VERSION = 1;
+
+/**
+ * Wire method → the handler that implements it and the params it takes, in argument order.
+ * Every listed param is required (it may be `null` where the protocol allows it).
+ */
+const METHODS = new Map([
+  ['open_workspace', { handler: 'openWorkspace', params: ['root', 'options'] }],
+  ['call_tool', { handler: 'callTool', params: ['session', 'name', 'arguments'] }],
+  ['close_workspace', { handler: 'closeWorkspace', params: ['session'] }],
+  ['make_error', { handler: 'makeError', params: ['spec'] }],
+  ['inspect_error', { handler: 'inspectError', params: ['handle'] }],
+  ['set_cause', { handler: 'setCause', params: ['handle', 'cause'] }],
+  ['remediate', { handler: 'remediate', params: ['ref'] }],
+  ['to_error', { handler: 'toError', params: ['ref'] }],
+  ['error_chain', { handler: 'errorChain', params: ['ref'] }],
+  ['tool_error', { handler: 'toolError', params: ['session', 'callId'] }],
+  ['run_scenario', { handler: 'runScenario', params: ['root', 'scenario'] }],
+  ['derive_messages', { handler: 'deriveMessages', params: ['events'] }],
+]);
+
+/** Capability → the handlers that must all be present for it to be inferred (SPEC §6.2). */
+export const CAPABILITY_HANDLERS = Object.freeze({
+  tools: ['openWorkspace', 'callTool', 'closeWorkspace'],
+  taxonomy: ['makeError', 'inspectError', 'setCause', 'remediate', 'toError', 'errorChain'],
+  loop: ['runScenario', 'deriveMessages'],
+  toolErrors: ['toolError'],
+  pause: ['armPause'],
+});
+
+/** The capabilities whose every handler `handlers` has, in the protocol's order. */
+export function inferCapabilities(handlers) {
+  return Object.entries(CAPABILITY_HANDLERS)
+    .filter(([, names]) => names.every((name) => typeof handlers[name] === 'function'))
+    .map(([capability]) => capability);
+}
+
+/**
+ * Serve `handlers` over the stdio protocol until `input` ends; resolves once every pending
+ * answer is written. When `input` is `process.stdin` the process then exits with status 0.
+ */
+export async function serve(
+  handlers,
+  { input = process.stdin, output = process.stdout, exitOnEnd = input === process.stdin } = {},
+) {
+  const restoreStdout = output === process.stdout ? divertStrayStdout() : null;
+  // Protocol lines bypass the diversion: they are written with the stream's own write.
+  const rawWrite = restoreStdout ? restoreStdout.write : output.write.bind(output);
+  const restoreConsole = divertConsole();
+
+  let lastWrite = Promise.resolve();
+  const send = (message) => {
+    const line = `${JSON.stringify(message)}\n`;
+    lastWrite = new Promise((resolve) => rawWrite(line, () => resolve()));
+  };
+  const pauses = new PauseBoard(send);
+  const pending = new Set();
+
+  const lines = createInterface({ input, crlfDelay: Infinity, terminal: false });
+  const closed = new Promise((resolve) => lines.once('close', resolve));
+  lines.on('line', (line) => {
+    if (line.trim() === '') return; // tolerate blank lines (e.g. a trailing "\n\n")
+    // Not awaited: the next line is read while this one is still being handled.
+    const task = answer(handlers, line, pauses, send);
+    pending.add(task);
+    task.finally(() => pending.delete(task));
+  });
+
+  try {
+    await closed;
+    // Nobody is left to send `resume`: let paused calls finish instead of waiting forever.
+    pauses.releaseAll();
+    while (pending.size > 0) await Promise.allSettled([...pending]);
+    await lastWrite;
+  } finally {
+    restoreConsole();
+    restoreStdout?.();
+  }
+  if (exitOnEnd) process.exit(0);
+}
+
+/** Handle one request line and send its answer; the returned promise never rejects. */
+async function answer(handlers, line, pauses, send) {
+  let request;
+  try {
+    request = JSON.parse(line);
+  } catch {
+    return send(failure(null, `request is not valid JSON: ${abbreviate(line)}`));
+  }
+  if (request === null || typeof request !== 'object' || Array.isArray(request)) {
+    return send(failure(null, `request must be a JSON object: ${abbreviate(line)}`));
+  }
+  const { id, method } = request;
+  if (!Number.isInteger(id)) {
+    return send(failure(null, `request id must be an integer: ${abbreviate(line)}`));
+  }
+  if (typeof method !== 'string') return send(failure(id, 'request method must be a string'));
+  const params = request.params ?? {};
+  if (typeof params !== 'object' || Array.isArray(params)) {
+    return send(failure(id, `${method}: params must be an object`));
+  }
+  if (method === 'resume') {
+    // Answered by the kit itself, synchronously, so that the answer is on the wire before the
+    // paused call continues (SPEC §6.4: answer resume, continue, then answer the tool call).
+    const resumed = pauses.take(params);
+    if (resumed === null) return send(failure(id, 'resume failed: no call is paused'));
+    send({ id, result: null });
+    return resumed();
+  }
+  let message;
+  try {
+    message = { id, result: toJson(await invoke(handlers, method, params, pauses)) };
+  } catch (error) {
+    const text = describeThrown(error);
+    message = failure(id, error instanceof ProtocolError ? text : `${method} failed: ${text}`);
+    // An interruption that escaped the call (SPEC §2.1) is named by the thrower, e.g.
+    // `Object.assign(new Error('interrupted'), {propagated: 'KeyboardInterrupt'})`.
+    if (typeof error?.propagated === 'string') message.error.propagated = error.propagated;
+  }
+  return send(message);
+}
+
+/** Run the handler behind `method`; throws (with a message) for anything that goes wrong. */
+async function invoke(handlers, method, params, pauses) {
+  if (method === 'describe') return describe(handlers);
+  if (method === 'arm_pause') {
+    requireParams(method, params, ['session', 'point']);
+    const armPause = handler(handlers, method, 'armPause');
+    const { session, point } = params;
+    return armPause.call(handlers, session, point, () => pauses.pause(session, point));
+  }
+  const spec = METHODS.get(method);
+  if (spec === undefined) throw new ProtocolError(`unknown method ${JSON.stringify(method)}`);
+  requireParams(method, params, spec.params);
+  const fn = handler(handlers, method, spec.handler);
+  return fn.apply(handlers, spec.params.map((name) => params[name]));
+}
+
+/** The `describe` answer: the harness's own, plus the protocol and, if absent, capabilities. */
+async function describe(handlers) {
+  const describeFn = handler(handlers, 'describe', 'describe');
+  const own = await describeFn.call(handlers);
+  if (own === null || typeof own !== 'object' || Array.isArray(own)) {
+    throw new Error('handlers.describe() must return an object');
+  }
+  const { name, version, language = 'javascript', capabilities, inferred, ...rest } = own;
+  const described = { name, version, language, protocol: PROTOCOL_VERSION };
+  if (capabilities === undefined) {
+    // SPEC §6.2: a harness that declares nothing has its capabilities inferred, and says so.
+    described.capabilities = inferCapabilities(handlers);
+    described.inferred = true;
+  } else {
+    described.capabilities = capabilities;
+    if (inferred !== undefined) described.inferred = inferred;
+  }
+  // The harness's other fields (options, paths, …) follow; `protocol` is always the kit's.
+  return Object.assign(described, rest, { protocol: PROTOCOL_VERSION });
+}
+
+function handler(handlers, method, name) {
+  const fn = handlers[name];
+  if (typeof fn !== 'function') {
+    throw new ProtocolError(`${method} is not supported by this harness (no handlers.${name})`);
+  }
+  return fn;
+}
+
+function requireParams(method, params, names) {
+  for (const name of names) {
+    if (!Object.hasOwn(params, name)) throw new ProtocolError(`${method}: missing param "${name}"`);
+  }
+}
+
+/** Convert a handler's result for the wire: `undefined` is `null`; it must survive JSON. */
+function toJson(result) {
+  if (result === undefined) return null;
+  let text;
+  try {
+    text = JSON.stringify(result);
+  } catch (error) {
+    throw new Error(`the result is not JSON-serializable (${describeThrown(error)})`);
+  }
+  if (text === undefined) throw new Error(`the result is not JSON-serializable (${typeof result})`);
+  return result;
+}
+
+/** A refusal by the kit itself; its message is answered without the "<method> failed:" prefix. */
+class ProtocolError extends Error {}
+
+function failure(id, message) {
+  return { id, error: { message } };
+}
+
+function describeThrown(error) {
+  if (error instanceof Error) return error.message || error.name;
+  try {
+    return String(error);
+  } catch {
+    return '<unprintable thrown value>';
+  }
+}
+
+function abbreviate(line, max = 80) {
+  return line.length <= max ? line : `${line.slice(0, max)}…`;
+}
+
+/**
+ * Pause points (SPEC §6.4): `pause` announces a paused mutation and waits; `take` finds the
+ * pause a `resume` request releases (the one of `params.session` when given, else the oldest)
+ * and returns the function that lets it continue, or `null` when no call is paused.
+ */
+class PauseBoard {
+  #send;
+  #waiting = [];
+
+  constructor(send) {
+    this.#send = send;
+  }
+
+  pause(session, point) {
+    return new Promise((resolve) => {
+      this.#waiting.push({ session, resolve });
+      this.#send({ method: 'paused', params: { session, point } });
+    });
+  }
+
+  take(params) {
+    const index =
+      params.session === undefined
+        ? 0
+        : this.#waiting.findIndex((entry) => entry.session === params.session);
+    if (index < 0 || index >= this.#waiting.length) return null;
+    const [entry] = this.#waiting.splice(index, 1);
+    return () => entry.resolve();
+  }
+
+  releaseAll() {
+    for (const entry of this.#waiting.splice(0)) entry.resolve();
+  }
+}
+
+// -- keeping stdout clean ----------------------------------------------------------------------
+
+const CONSOLE_METHODS = ['log', 'info', 'debug', 'warn', 'dir', 'dirxml', 'table', 'trace'];
+let consoleDiversions = 0;
+let savedConsole = null;
+
+/** Route the console's stdout methods to stderr until the returned function is called. */
+function divertConsole() {
+  if (consoleDiversions++ === 0) {
+    const toStderr = new Console({ stdout: process.stderr, stderr: process.stderr });
+    savedConsole = Object.fromEntries(CONSOLE_METHODS.map((name) => [name, console[name]]));
+    for (const name of CONSOLE_METHODS) console[name] = toStderr[name].bind(toStderr);
+  }
+  let restored = false;
+  return () => {
+    if (restored) return;
+    restored = true;
+    if (--consoleDiversions === 0) Object.assign(console, savedConsole);
+  };
+}
+
+/**
+ * Send every other write to `process.stdout` (a library's `process.stdout.write`, a console
+ * captured before `serve` started) to stderr; returns a restore function whose `.write`
+ * property is the original, for protocol lines.
+ */
+function divertStrayStdout() {
+  const stdout = process.stdout;
+  const original = stdout.write;
+  const write = original.bind(stdout);
+  stdout.write = (chunk, encoding, callback) => process.stderr.write(chunk, encoding, callback);
+  const restore = () => {
+    stdout.write = original;
+  };
+  restore.write = write;
+  return restore;
+}
+
+// -- helpers for harness authors ---------------------------------------------------------------
+
+/**
+ * Opaque, stable string handles for objects (SPEC §6.1): the same value always gets the same
+ * handle, and a handle looks its value up again. Values are held strongly, so a handle never
+ * dangles and is never reused.
+ */
+export class HandleTable {
+  #prefix;
+  #next = 1;
+  #byHandle = new Map();
+  #byValue = new Map();
+
+  /** A table whose handles read `<prefix>_1`, `<prefix>_2`, … */
+  constructor(prefix = 'h') {
+    this.#prefix = prefix;
+  }
+
+  /** The handle of `value`, minting one the first time it is seen. */
+  handle(value) {
+    let handle = this.#byValue.get(value);
+    if (handle === undefined) {
+      handle = `${this.#prefix}_${this.#next++}`;
+      this.#byValue.set(value, handle);
+      this.#byHandle.set(handle, value);
+    }
+    return handle;
+  }
+
+  /** The value behind `handle`; throws an Error naming the handle when there is none. */
+  get(handle) {
+    if (!this.#byHandle.has(handle)) {
+      throw new Error(`unknown handle ${JSON.stringify(handle)} (no ${this.#prefix} has it)`);
+    }
+    return this.#byHandle.get(handle);
+  }
+
+  /** Whether `handle` names a value. */
+  has(handle) {
+    return this.#byHandle.has(handle);
+  }
+
+  /** Forget `handle` and its value (a closed session); returns whether it existed. */
+  delete(handle) {
+    if (!this.#byHandle.has(handle)) return false;
+    this.#byValue.delete(this.#byHandle.get(handle));
+    this.#byHandle.delete(handle);
+    return true;
+  }
+
+  /** How many values the table holds. */
+  get size() {
+    return this.#byHandle.size;
+  }
+}
+
+/** A tool result in wire form (SPEC §2.1): one text block; `error` only when given. */
+export function wireResult(callId, text, isError, error) {
+  const result = { callId, content: [{ type: 'text', text }], isError: Boolean(isError) };
+  if (error !== undefined && error !== null) result.error = error;
+  return result;
+}
+
+/** Call ids per session: `call_1`, `call_2`, … counted separately for each session. */
+export class CallIds {
+  #counts = new Map();
+
+  /** The next call id of `session`. */
+  next(session) {
+    const count = (this.#counts.get(session) ?? 0) + 1;
+    this.#counts.set(session, count);
+    return `call_${count}`;
+  }
+
+  /** Forget `session`'s count (when it closes). */
+  forget(session) {
+    this.#counts.delete(session);
+  }
+}
+
+/**
+ * One async critical section per key (SPEC {#fs.cas.one-winner}): `run(key, fn)` waits for
+ * every earlier `run` of the same key to settle, then runs `fn` (sync or async).
+ */
+export class KeyedMutex {
+  #tails = new Map();
+
+  /** Run `fn` while holding `key`'s lock; resolves or rejects with `fn`'s outcome. */
+  async run(key, fn) {
+    const previous = this.#tails.get(key) ?? Promise.resolve();
+    let release;
+    const held = new Promise((resolve) => {
+      release = resolve;
+    });
+    const tail = previous.then(() => held);
+    this.#tails.set(key, tail);
+    await previous;
+    try {
+      return await fn();
+    } finally {
+      release();
+      // Drop the entry when nobody queued behind us, so the map does not grow per file.
+      if (this.#tails.get(key) === tail) this.#tails.delete(key);
+    }
+  }
+}
