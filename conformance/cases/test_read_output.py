@@ -124,13 +124,14 @@ def test_edit_outputs(session: Session, disk: Disk, w: Wording) -> None:
 @needs(options=["readWindow"])
 def test_read_checks_before_io(session: Session, w: Wording) -> None:
     """check file_path, offset, limit (≤ 2000) in order, as plain errors without a code"""
+    a = session.spell("a")
     checks = [
         ({"file_path": ""}, "check.file_path"),
         ({"file_path": "", "offset": 0}, "check.file_path"),
-        ({"file_path": "a", "offset": 0, "limit": 0}, "check.offset"),
-        ({"file_path": "a", "limit": 0}, "check.limit"),
-        ({"file_path": "a", "limit": 2001}, "check.limit_max"),
-        ({"file_path": "a\0b", "offset": 0}, "check.nul"),
+        ({"file_path": a, "offset": 0, "limit": 0}, "check.offset"),
+        ({"file_path": a, "limit": 0}, "check.limit"),
+        ({"file_path": a, "limit": 2001}, "check.limit_max"),
+        ({"file_path": session.spell("a\0b"), "offset": 0}, "check.nul"),
     ]
     for arguments, check in checks:
         session.call("read", arguments).refused("check.order").says(w.error(w(check)), "check.order").code(None, "tool.error.plain")
@@ -139,14 +140,15 @@ def test_read_checks_before_io(session: Session, w: Wording) -> None:
 @case("RD-012", rules=["check.order", "tool.error.plain"])
 def test_edit_and_write_checks_before_io(session: Session, w: Wording) -> None:
     """check file_path, then old_string non-empty, then old_string != new_string, touching nothing"""
+    a, nul, cancelled = session.spell("a.txt"), session.spell("a\0.txt"), session.spell("x\0/../y.txt")
     checks = [
         ("edit", {"file_path": "", "old_string": "", "new_string": ""}, "check.file_path"),
-        ("edit", {"file_path": "a.txt", "old_string": "", "new_string": ""}, "check.old_string"),
-        ("edit", {"file_path": "a.txt", "old_string": "", "new_string": "x"}, "check.old_string"),
-        ("edit", {"file_path": "a.txt", "old_string": "x", "new_string": "x"}, "check.differ"),
-        ("edit", {"file_path": "a\0.txt", "old_string": "x", "new_string": "x"}, "check.nul"),
+        ("edit", {"file_path": a, "old_string": "", "new_string": ""}, "check.old_string"),
+        ("edit", {"file_path": a, "old_string": "", "new_string": "x"}, "check.old_string"),
+        ("edit", {"file_path": a, "old_string": "x", "new_string": "x"}, "check.differ"),
+        ("edit", {"file_path": nul, "old_string": "x", "new_string": "x"}, "check.nul"),
         ("write", {"file_path": "", "content": "x"}, "check.file_path"),
-        ("write", {"file_path": "x\0/../y.txt", "content": "x"}, "check.nul"),
+        ("write", {"file_path": cancelled, "content": "x"}, "check.nul"),
     ]
     for tool, arguments, check in checks:
         session.call(tool, arguments).refused("check.order").says(w.error(w(check)), "check.order").code(None, "tool.error.plain")

@@ -72,19 +72,21 @@ def test_missing_required(session: Session, w: Wording) -> None:
 def test_type_violations(session: Session, w: Wording) -> None:
     """report wrong types: '"<path>" must be a string / an integer / a boolean'"""
     invalid(session.call("read", {"file_path": 7}), w, w("args.type", path="file_path", type=TYPE_WORDS["string"]), rule="args.type")
-    invalid(session.call("read", {"file_path": "a", "offset": "1"}), w,
+    a = session.spell("a")
+    invalid(session.call("read", {"file_path": a, "offset": "1"}), w,
             w("args.type", path="offset", type=TYPE_WORDS["integer"]), rule="args.type")  # fmt: skip
-    arguments: Json = {"file_path": "a", "old_string": "x", "new_string": "y", "replace_all": "yes"}
+    arguments: Json = {"file_path": a, "old_string": "x", "new_string": "y", "replace_all": "yes"}
     invalid(session.call("edit", arguments), w, w("args.type", path="replace_all", type=TYPE_WORDS["boolean"]), rule="args.type")
 
 
 @case("REG-007", rules=["args.undeclared", "tool.schemas-closed"])
 def test_undeclared_property(session: Session, w: Wording) -> None:
     """refuse an undeclared property: '"<path>" is not a declared property (additionalProperties: false)'"""
+    a = session.spell("a")
     for tool, arguments in [
-        ("read", {"file_path": "a", "mode": "fast"}),
-        ("write", {"file_path": "a", "content": "x", "mode": "fast"}),
-        ("edit", {"file_path": "a", "old_string": "x", "new_string": "y", "mode": "fast"}),
+        ("read", {"file_path": a, "mode": "fast"}),
+        ("write", {"file_path": a, "content": "x", "mode": "fast"}),
+        ("edit", {"file_path": a, "old_string": "x", "new_string": "y", "mode": "fast"}),
     ]:
         invalid(session.call(tool, arguments), w, w("args.undeclared", path="mode"), rule="tool.schemas-closed")
 
@@ -131,7 +133,7 @@ def test_integers(session: Session, disk: Disk, w: Wording) -> None:
 @case("REG-012", rules=["args.null"])
 def test_null_is_a_value(session: Session, w: Wording) -> None:
     """treat null as a value, not an absence"""
-    invalid(session.call("read", {"file_path": "a.txt", "offset": None}), w,
+    invalid(session.call("read", {"file_path": session.spell("a.txt"), "offset": None}), w,
             w("args.type", path="offset", type=TYPE_WORDS["integer"]), rule="args.null")  # fmt: skip
     invalid(session.call("read", {"file_path": None}), w,
             w("args.type", path="file_path", type=TYPE_WORDS["string"]), rule="args.null")  # fmt: skip
@@ -249,9 +251,10 @@ def test_argument_text_past_the_limits(session: Session, w: Wording) -> None:
     """refuse argument text nested past 100 levels or with huge numbers as not valid JSON"""
     deep = '{"file_path": ' + "[" * 100_000 + "]" * 100_000 + "}"
     too_deep = '{"file_path": ' + "[" * 100 + "]" * 100 + "}"
-    for raw in [deep, too_deep, '{"file_path": "a", "offset": 1' + "0" * 100 + "}", '{"file_path": "a", "offset": 1e999}']:
+    a = session.spell("a")
+    for raw in [deep, too_deep, f'{{"file_path": "{a}", "offset": 1' + "0" * 100 + "}", f'{{"file_path": "{a}", "offset": 1e999}}']:
         invalid(session.call("read", raw), w, w("args.not_json"), rule="args.limits")
     at_the_limit = '{"file_path": ' + "[" * 99 + "]" * 99 + "}"
     invalid(session.call("read", at_the_limit), w, w("args.type", path="file_path", type=TYPE_WORDS["string"]), rule="args.limits")
-    invalid(session.call("read", '{"file_path": "a", "offset": 1.5' + "0" * 90 + "}"), w,
+    invalid(session.call("read", f'{{"file_path": "{a}", "offset": 1.5' + "0" * 90 + "}"), w,
             w("args.type", path="offset", type=TYPE_WORDS["integer"]), rule="args.limits")  # fmt: skip

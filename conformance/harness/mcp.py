@@ -1,0 +1,803 @@
+"""The file tools of any MCP server, as a harness with the ``tools`` capability (SPEC §6).
+
+``python -m conformance --harness-mcp 'CMD …' [--harness-mcp-map FILE]`` runs ``McpBridge`` in the
+suite's harness child (``python -m conformance.serve --mcp CMD``), so the suite judges the
+server's ``read_text_file``/``write_file``/``edit_file`` (or whatever the mapping names) exactly as
+it judges any harness. Each workspace gets its own MCP server process over stdio: ``CMD`` is split
+like a shell would split it, and in every word ``{root}`` becomes the workspace root and
+``{sandbox}`` the session's sandbox mode. A result is ``{"callId", "content": [one text block:
+the server's text blocks joined by newlines], "isError"}`` and never carries a structured
+``error``: MCP has no error taxonomy. A JSON-RPC error answer from the server is a failed result
+too; a server that hangs (past ``call_timeout``) or whose connection is gone fails the *call*
+instead, so a dead server can never pass a case that expects a refusal.
+
+The mapping file (TOML)
+-----------------------
+It translates the spec's tools (``read {file_path, offset?, limit?}``, ``write {file_path,
+content}``, ``edit {file_path, old_string, new_string, replace_all?}``) to the server's. Every
+table is optional; unknown keys are an error. A file that gives ``[tools]`` replaces the built-in
+tools entirely (a spec tool it leaves out answers ``unknown tool``); ``[describe]``,
+``[describe.options]`` and ``[server]`` override the built-in values key by key::
+
+    [describe]                  # what the bridge tells the suite (SPEC §6.2)
+    name = "my-server"          # default: the server's serverInfo name (from initialize)
+    version = "1.2.3"           # default: its serverInfo version
+    language = "typescript"     # default: "mcp"
+    paths = "absolute"          # "absolute" (default), "relative" or "any"
+
+    [describe.options]          # default: every flag false, sandbox ["danger-full-access"]
+    readWindow = true           # declare only what holds for every session of the server:
+    replaceAll = true           # no option reaches the server except the sandbox mode,
+    sandbox = ["read-only"]     # through "{sandbox}" in the command
+
+    [server]
+    startup_timeout = 20.0      # seconds to start and answer initialize
+    call_timeout = 20.0         # seconds per tool call; keep it below --conformance-timeout
+    env = { LOG_LEVEL = "error" }  # on top of the bridge's own environment
+
+    [tools.read]                # one table per spec tool: read, write, edit
+    tool = "read_text_file"     # the server's tool (required)
+    rename = { file_path = "path", limit = "head" }  # spec argument -> server argument
+    drop = ["offset"]           # spec arguments never sent
+    const = { encoding = "utf-8" }  # sent with every call (mapped arguments win over them)
+    unmapped = "pass"           # any other argument: "pass" (under its own name, default),
+                                # "drop", or "error" (refused as an undeclared property)
+
+    [tools.edit]
+    tool = "edit_file"
+    # Instead of rename, a JSON template (text, or a TOML table) of the server's arguments. A
+    # string that is exactly "{name}" becomes that argument's JSON value (quotes, newlines and
+    # non-strings survive untouched); "{name}" inside a longer string is replaced by the
+    # argument's text (compact JSON for a non-string), "{{" and "}}" are literal braces. A
+    # member whose argument is absent is left out. Placeholders must name the spec tool's
+    # arguments; arguments the template does not use follow ``unmapped``.
+    template = '''{"path": "{file_path}",
+                   "edits": [{"oldText": "{old_string}", "newText": "{new_string}"}]}'''
+
+``rename``/``drop``/placeholders may only name the spec tool's own arguments, so a typo is an
+error when the file is read, not a silently unmapped argument. Argument text the model sent raw is
+parsed first, with the spec's limits (SPEC §2.1b): invalid JSON, nesting past 100 levels, a
+number literal over 100 characters or not finite, and arguments that are not an object are
+refused by the bridge, and nothing is sent. Without ``--harness-mcp-map`` the built-in mapping
+(``DEFAULT_MAPPING``) fits the MCP reference filesystem server
+``@modelcontextprotocol/server-filesystem`` (``npx -y @modelcontextprotocol/server-filesystem
+{root}``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import contextlib
+import importlib.util
+import itertools
+import json
+import math
+import os
+import re
+import shlex
+import sys
+import tempfile
+import threading
+import tomllib
+from collections.abc import Coroutine, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final, TextIO, TypeVar
+
+from conformance.harness.contract import (
+    FLAG_OPTIONS,
+    OPTIONS,
+    PATH_STYLES,
+    SANDBOX_MODES,
+    Json,
+    JsonObject,
+)
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
+    from mcp.types import CallToolResult
+
+_T = TypeVar("_T")
+
+DEFAULT_MAPPING: Final = """\
+[describe]
+language = "mcp"
+paths = "absolute"
+
+[describe.options]
+sandbox = ["danger-full-access"]
+readWindow = false
+replaceAll = false
+unguarded = false
+writableRoots = false
+maxReadBytes = false
+probe = false
+probeInterrupt = false
+surrogates = false
+
+[server]
+startup_timeout = 20.0
+call_timeout = 20.0
+
+[tools.read]
+tool = "read_text_file"
+rename = { file_path = "path", limit = "head" }
+
+[tools.write]
+tool = "write_file"
+rename = { file_path = "path" }
+
+[tools.edit]
+tool = "edit_file"
+template = '''
+{"path": "{file_path}", "edits": [{"oldText": "{old_string}", "newText": "{new_string}"}]}'''
+"""
+"""The built-in mapping (TOML): the MCP reference filesystem server's tools."""
+
+SPEC_TOOLS: Final[dict[str, tuple[str, ...]]] = {
+    "read": ("file_path", "offset", "limit"),
+    "write": ("file_path", "content"),
+    "edit": ("file_path", "old_string", "new_string", "replace_all"),
+}
+"""Each spec tool and its arguments, in schema order (SPEC §4.2)."""
+
+UNMAPPED_POLICIES: Final = ("pass", "drop", "error")
+_TOP_KEYS: Final = ("describe", "server", "tools")
+_DESCRIBE_KEYS: Final = ("name", "version", "language", "paths", "options")
+_SERVER_KEYS: Final = ("startup_timeout", "call_timeout", "env")
+_TOOL_KEYS: Final = ("tool", "rename", "drop", "const", "template", "unmapped")
+_MAX_DEPTH: Final = 100
+_MAX_NUMBER: Final = 100
+_STOP_GRACE_S: Final = 10.0
+_NOT_JSON: Final = '"arguments" is not valid JSON'
+_NOT_OBJECT: Final = '"arguments" must be an object'
+_WHOLE: Final = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_PART: Final = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_JSON_STRING: Final = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_BRACKET: Final = re.compile(r"[\[\]{}]")
+_ABSENT: Final = object()
+# Spec defaults of the open_workspace options: a session that asks for nothing else needs
+# nothing declared.
+_OPTION_DEFAULTS: Final[dict[str, Json]] = {
+    "policy": True,
+    "sandbox": None,
+    "maxReadBytes": None,
+    "probe": False,
+    "writableRoots": None,
+}
+
+
+class MappingError(ValueError):
+    """A mapping that cannot be used; one line names the file and what is wrong."""
+
+
+class Refusal(Exception):
+    """The bridge refuses a call itself (nothing is sent); the message is the model's text."""
+
+
+# -- the mapping -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolMap:
+    """How one spec tool reaches the server: its tool name and how its arguments translate."""
+
+    spec: str
+    tool: str
+    rename: Mapping[str, str] = field(default_factory=dict)
+    drop: frozenset[str] = frozenset()
+    const: Mapping[str, Json] = field(default_factory=dict)
+    template: JsonObject | None = None
+    unmapped: str = "pass"
+
+    def translate(self, arguments: Mapping[str, Json]) -> JsonObject:
+        """The server's arguments for the spec's ``arguments``; raise ``Refusal`` if unsendable."""
+        given = {k: v for k, v in arguments.items() if k not in self.drop}
+        sent: JsonObject = dict(self.const)
+        used: set[str] = set()
+        if self.template is not None:
+            filled = _fill(self.template, given, used)
+            assert isinstance(filled, dict)  # a template is an object, never absent itself
+            sent.update(filled)
+        else:
+            for name, value in given.items():
+                if name in self.rename:
+                    sent[self.rename[name]] = value
+                    used.add(name)
+        rest = [name for name in given if name not in used]
+        if self.unmapped == "error" and rest:
+            raise Refusal(
+                "invalid arguments: "
+                + "; ".join(
+                    f'"{name}" is not a declared property (additionalProperties: false)'
+                    for name in rest
+                )
+            )
+        if self.unmapped == "pass":
+            for name in rest:
+                sent.setdefault(name, given[name])
+        return sent
+
+
+@dataclass(frozen=True)
+class McpMapping:
+    """A whole mapping: the tools, the describe answer's overrides, the server settings."""
+
+    tools: Mapping[str, ToolMap]
+    name: str | None = None
+    version: str | None = None
+    language: str = "mcp"
+    paths: str = "absolute"
+    options: Mapping[str, Json] = field(default_factory=dict)
+    startup_timeout: float = 20.0
+    call_timeout: float = 20.0
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+def load_mapping(path: str | None) -> McpMapping:
+    """The built-in mapping, overridden by the TOML file at ``path`` if given."""
+    base = tomllib.loads(DEFAULT_MAPPING)
+    if path is None:
+        return parse_mapping(base, "the built-in MCP mapping")
+    where = f"MCP mapping {path}"
+    try:
+        with open(path, "rb") as source:
+            data = tomllib.load(source)
+    except OSError as exc:
+        raise MappingError(f"{where}: cannot be read: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise MappingError(f"{where}: not TOML: {_one_line(str(exc))}") from None
+    return parse_mapping(_overlay(base, data), where)
+
+
+def _overlay(base: JsonObject, data: JsonObject) -> JsonObject:
+    """``data`` over ``base``: ``tools`` replaces wholesale, the other tables key by key."""
+    merged = dict(base)
+    for key, value in data.items():
+        if key in ("describe", "server") and isinstance(value, dict):
+            table = dict(base.get(key, {})) | value
+            if key == "describe" and isinstance(value.get("options"), dict):
+                table["options"] = dict(base["describe"].get("options", {})) | value["options"]
+            merged[key] = table
+        else:
+            merged[key] = value
+    return merged
+
+
+def parse_mapping(data: Mapping[str, Json], where: str) -> McpMapping:
+    """Check a parsed mapping; raise ``MappingError`` with one line naming what is wrong."""
+    _only(data, _TOP_KEYS, where, "")
+    describe = _table(data.get("describe", {}), where, "describe")
+    _only(describe, _DESCRIBE_KEYS, where, "describe.")
+    for key in ("name", "version", "language"):
+        if key in describe and not isinstance(describe[key], str):
+            raise MappingError(f"{where}: describe.{key} must be a string")
+    paths = describe.get("paths", "absolute")
+    if paths not in PATH_STYLES:
+        raise MappingError(
+            f"{where}: describe.paths must be one of {', '.join(PATH_STYLES)}, got {paths!r}"
+        )
+    options = _parse_options(_table(describe.get("options", {}), where, "describe.options"), where)
+    server = _table(data.get("server", {}), where, "server")
+    _only(server, _SERVER_KEYS, where, "server.")
+    timeouts = {
+        key: _positive(server.get(key, 20.0), where, f"server.{key}")
+        for key in ("startup_timeout", "call_timeout")
+    }
+    env = _table(server.get("env", {}), where, "server.env")
+    if not all(isinstance(value, str) for value in env.values()):
+        raise MappingError(f"{where}: server.env values must be strings")
+    tools = _table(data.get("tools", {}), where, "tools")
+    unknown = [name for name in tools if name not in SPEC_TOOLS]
+    if unknown:
+        raise MappingError(
+            f"{where}: unknown spec tool {unknown[0]!r} in [tools]; known: {', '.join(SPEC_TOOLS)}"
+        )
+    return McpMapping(
+        tools={name: _parse_tool(name, tools[name], where) for name in tools},
+        name=describe.get("name"),
+        version=describe.get("version"),
+        language=describe.get("language", "mcp"),
+        paths=paths,
+        options=options,
+        startup_timeout=timeouts["startup_timeout"],
+        call_timeout=timeouts["call_timeout"],
+        env=dict(env),
+    )
+
+
+def _parse_options(options: Mapping[str, Json], where: str) -> dict[str, Json]:
+    _only(options, OPTIONS, where, "describe.options.")
+    checked: dict[str, Json] = {"sandbox": []} | dict.fromkeys(FLAG_OPTIONS, False)
+    for name, value in options.items():
+        if name == "sandbox":
+            if not isinstance(value, list) or not all(mode in SANDBOX_MODES for mode in value):
+                raise MappingError(
+                    f"{where}: describe.options.sandbox must list modes among "
+                    f"{', '.join(SANDBOX_MODES)}, got {value!r}"
+                )
+        elif not isinstance(value, bool):
+            raise MappingError(f"{where}: describe.options.{name} must be true or false")
+        checked[name] = value
+    return checked
+
+
+def _parse_tool(spec: str, raw: Json, where: str) -> ToolMap:
+    at = f"tools.{spec}"
+    table = _table(raw, where, at)
+    _only(table, _TOOL_KEYS, where, f"{at}.")
+    known = SPEC_TOOLS[spec]
+    tool = table.get("tool")
+    if not isinstance(tool, str) or not tool:
+        raise MappingError(f"{where}: {at}.tool must name the server's tool")
+    rename = _table(table.get("rename", {}), where, f"{at}.rename")
+    for source, target in rename.items():
+        _argument(source, known, where, f"{at}.rename", spec)
+        if not isinstance(target, str) or not target:
+            raise MappingError(f"{where}: {at}.rename.{source} must be a non-empty string")
+    drop = table.get("drop", [])
+    if not isinstance(drop, list) or not all(isinstance(name, str) for name in drop):
+        raise MappingError(f"{where}: {at}.drop must be a list of argument names")
+    for name in drop:
+        _argument(name, known, where, f"{at}.drop", spec)
+    const = _table(table.get("const", {}), where, f"{at}.const")
+    if not _is_json(const):
+        raise MappingError(f"{where}: {at}.const must hold JSON values (no dates or times)")
+    template = table.get("template")
+    if template is not None:
+        if rename:
+            raise MappingError(f"{where}: {at} gives both rename and template; choose one")
+        template = _parse_template(template, known, where, f"{at}.template", spec)
+    unmapped = table.get("unmapped", "pass")
+    if unmapped not in UNMAPPED_POLICIES:
+        raise MappingError(
+            f"{where}: {at}.unmapped must be one of {', '.join(UNMAPPED_POLICIES)}, "
+            f"got {unmapped!r}"
+        )
+    return ToolMap(
+        spec=spec,
+        tool=tool,
+        rename=dict(rename),
+        drop=frozenset(drop),
+        const=dict(const),
+        template=template,
+        unmapped=unmapped,
+    )
+
+
+def _parse_template(
+    raw: Json, known: tuple[str, ...], where: str, at: str, spec: str
+) -> JsonObject:
+    if isinstance(raw, str):
+        try:
+            template = json.loads(raw)
+        except ValueError as exc:
+            raise MappingError(f"{where}: {at} is not JSON: {exc}") from None
+    else:
+        template = raw
+    if not isinstance(template, dict):
+        raise MappingError(f"{where}: {at} must be a JSON object (the server's arguments)")
+    if not _is_json(template):
+        raise MappingError(f"{where}: {at} must hold JSON values (no dates or times)")
+    for name in _placeholders(template):
+        _argument(name, known, where, at, spec, what="placeholder")
+    return template
+
+
+def _placeholders(node: Json) -> list[str]:
+    if isinstance(node, str):
+        return [m[1] for m in _PART.finditer(node) if m[1] is not None]
+    if isinstance(node, dict):
+        return [name for value in node.values() for name in _placeholders(value)]
+    if isinstance(node, list):
+        return [name for value in node for name in _placeholders(value)]
+    return []
+
+
+def _argument(
+    name: str, known: tuple[str, ...], where: str, at: str, spec: str, *, what: str = "argument"
+) -> None:
+    if name not in known:
+        raise MappingError(
+            f"{where}: {at}: {what} {name!r} is not an argument of the spec's {spec} "
+            f"({', '.join(known)})"
+        )
+
+
+def _only(table: Mapping[str, Json], keys: tuple[str, ...], where: str, prefix: str) -> None:
+    unknown = [key for key in table if key not in keys]
+    if unknown:
+        raise MappingError(
+            f"{where}: unknown key {prefix}{unknown[0]}; known here: {', '.join(keys)}"
+        )
+
+
+def _table(value: Json, where: str, at: str) -> dict[str, Json]:
+    if not isinstance(value, dict):
+        raise MappingError(f"{where}: {at} must be a table")
+    return value
+
+
+def _positive(value: Json, where: str, at: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise MappingError(f"{where}: {at} must be a positive number of seconds, got {value!r}")
+    return float(value)
+
+
+def _is_json(value: Json) -> bool:
+    if value is None or isinstance(value, str | bool | int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_is_json(item) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_json(v) for k, v in value.items())
+    return False
+
+
+def _fill(node: Json, arguments: Mapping[str, Json], used: set[str]) -> Json:
+    """The template ``node`` with the arguments in place; ``_ABSENT`` where one is missing."""
+    if isinstance(node, str):
+        whole = _WHOLE.fullmatch(node)
+        if whole:
+            used.add(whole[1])
+            return arguments.get(whole[1], _ABSENT)
+        missing = False
+
+        def part(match: re.Match[str]) -> str:
+            nonlocal missing
+            name = match[1]
+            if name is None:
+                return match[0][0]
+            used.add(name)
+            if name not in arguments:
+                missing = True
+                return ""
+            value = arguments[name]
+            return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+        text = _PART.sub(part, node)
+        return _ABSENT if missing else text
+    if isinstance(node, dict):
+        filled = {key: _fill(value, arguments, used) for key, value in node.items()}
+        return {key: value for key, value in filled.items() if value is not _ABSENT}
+    if isinstance(node, list):
+        items = [_fill(value, arguments, used) for value in node]
+        return [value for value in items if value is not _ABSENT]
+    return node
+
+
+# -- raw argument text -------------------------------------------------------------------------
+
+
+class _NotJson(ValueError):
+    pass
+
+
+def _number(literal: str) -> int | float:
+    if len(literal) > _MAX_NUMBER:
+        raise _NotJson(literal)
+    if any(c in literal for c in ".eE"):
+        value = float(literal)
+        if not math.isfinite(value):
+            raise _NotJson(literal)
+        return value
+    return int(literal)
+
+
+def _constant(literal: str) -> Json:
+    raise _NotJson(literal)
+
+
+def parse_arguments(arguments: Json) -> JsonObject:
+    """The arguments as an object; raw text is parsed with the spec's limits (SPEC §2.1b)."""
+    if isinstance(arguments, str):
+        depth = deepest = 0
+        # Brackets inside strings do not nest; deep text is refused before the parser recurses.
+        for bracket in _BRACKET.finditer(_JSON_STRING.sub("", arguments)):
+            depth += 1 if bracket[0] in "[{" else -1
+            deepest = max(deepest, depth)
+            if deepest > _MAX_DEPTH:
+                raise Refusal(f"invalid arguments: {_NOT_JSON}")
+        try:
+            arguments = json.loads(
+                arguments, parse_int=_number, parse_float=_number, parse_constant=_constant
+            )
+        except (ValueError, RecursionError):
+            raise Refusal(f"invalid arguments: {_NOT_JSON}") from None
+    if not isinstance(arguments, dict):
+        raise Refusal(f"invalid arguments: {_NOT_OBJECT}")
+    return arguments
+
+
+# -- the bridge --------------------------------------------------------------------------------
+
+
+@dataclass
+class _Session:
+    """One workspace: its own server process, connection and call counter."""
+
+    client: ClientSession
+    stop: concurrent.futures.Future[None]
+    runner: concurrent.futures.Future[None]
+    ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def next_id(self) -> str:
+        with self.lock:
+            return f"call_{next(self.ids)}"
+
+
+class McpBridge:
+    """A harness with only the ``tools`` capability whose tools are an MCP server's; thread-safe."""
+
+    def __init__(self, command: str, argv: list[str], mapping: McpMapping) -> None:
+        self.command = command
+        self.argv = argv
+        self.mapping = mapping
+        self.server_info: tuple[str, str] | None = None
+        self._sessions: dict[str, _Session] = {}
+        self._handles = itertools.count(1)
+        self._lock = threading.Lock()
+        self._loop = asyncio.new_event_loop()
+        # One loop for every connection: the SDK is async, the contract's callers are threads.
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="mcp-bridge", daemon=True
+        )
+        self._thread.start()
+
+    @classmethod
+    def from_command(cls, command: str, mapping_path: str | None = None) -> McpBridge:
+        """The bridge for ``command``, tried once; ``ValueError`` (one line) if it cannot start."""
+        mapping = load_mapping(mapping_path)
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:
+            raise ValueError(f"MCP server command {command!r} cannot be parsed: {exc}") from None
+        if not argv:
+            raise ValueError("the MCP server command is empty")
+        if importlib.util.find_spec("mcp") is None:
+            raise ValueError(
+                "--harness-mcp needs the MCP SDK: pip install 'harness-conformance[mcp]'"
+            )
+        bridge = cls(command, argv, mapping)
+        try:
+            bridge.probe()
+        except BaseException:
+            bridge.close()
+            raise
+        atexit.register(bridge.close)
+        return bridge
+
+    def probe(self) -> None:
+        """Start the server once over a scratch root, so a bad command fails the handshake."""
+        with tempfile.TemporaryDirectory(prefix="mcp-probe-") as root:
+            session = self._start(root, "danger-full-access")
+            self._stop(session)
+
+    # -- the contract -------------------------------------------------------------------------
+
+    def describe(self) -> JsonObject:
+        """The server's name and version, the ``tools`` capability, the mapping's options."""
+        name, version = self.server_info or (os.path.basename(self.argv[0]), "unknown")
+        return {
+            "name": self.mapping.name or name,
+            "version": self.mapping.version or version,
+            "language": self.mapping.language,
+            "capabilities": ["tools"],
+            "options": dict(self.mapping.options),
+            "paths": self.mapping.paths,
+        }
+
+    def open_workspace(self, root: str, options: Mapping[str, Json]) -> str:
+        """Start one server process for ``root``; its session handle."""
+        declared = self.mapping.options
+        for name, value in options.items():
+            if name not in _OPTION_DEFAULTS:
+                raise ValueError(f"unknown workspace option {name!r}")
+            if value == _OPTION_DEFAULTS[name] or (name == "writableRoots" and value == []):
+                continue
+            flag = "unguarded" if name == "policy" else name
+            supported = (
+                value in declared.get("sandbox", []) if name == "sandbox" else declared.get(flag)
+            )
+            if not supported:
+                raise ValueError(
+                    f"the MCP bridge cannot open a workspace with {name}={json.dumps(value)}: "
+                    "the mapping does not declare it ([describe.options])"
+                )
+        session = self._start(root, options.get("sandbox") or "danger-full-access")
+        with self._lock:
+            handle = f"mcp_{next(self._handles)}"
+            self._sessions[handle] = session
+        return handle
+
+    def call_tool(self, session: str, name: str, arguments: Json) -> JsonObject:
+        """Translate one spec tool call, send it, and answer the wire result (SPEC §2.1)."""
+        state = self._session(session)
+        call_id = state.next_id()
+        tool = self.mapping.tools.get(name)
+        try:
+            if tool is None:
+                raise Refusal(f'unknown tool "{name}"')
+            sent = tool.translate(parse_arguments(arguments))
+        except Refusal as refusal:
+            return _wire(call_id, f"Error: {refusal}", True)
+        try:
+            json.dumps(sent, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            # The SDK's writer would die on it and take the whole connection down.
+            raise ValueError(f"{tool.tool}: a lone surrogate cannot be sent over MCP") from None
+        from mcp import MCPError  # noqa: PLC0415 - the SDK is an optional extra
+        from mcp.types import CONNECTION_CLOSED  # noqa: PLC0415
+
+        try:
+            result = self._await(
+                state.client.call_tool(tool.tool, sent), self.mapping.call_timeout, tool.tool
+            )
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
+                raise RuntimeError(
+                    f"the MCP server closed the connection during {tool.tool}: {exc.message}"
+                ) from None
+            return _wire(call_id, f"Error: MCP error {exc.code}: {exc.message}", True)
+        return _wire(call_id, _text_of(result), bool(result.is_error))
+
+    def close_workspace(self, session: str) -> None:
+        """Stop that session's server process."""
+        with self._lock:
+            state = self._sessions.pop(session, None)
+        if state is None:
+            raise KeyError(f"no open session {session!r}")
+        self._stop(state)
+
+    def close(self) -> None:
+        """Stop every server and the bridge's event loop (idempotent)."""
+        with self._lock:
+            sessions = list(self._sessions.values())
+            self._sessions.clear()
+        for state in sessions:
+            self._stop(state)
+        if self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=_STOP_GRACE_S)
+
+    # -- connections --------------------------------------------------------------------------
+
+    def _session(self, handle: str) -> _Session:
+        with self._lock:
+            state = self._sessions.get(handle)
+        if state is None:
+            raise KeyError(f"no open session {handle!r}")
+        return state
+
+    def _start(self, root: str, sandbox: str) -> _Session:
+        argv = [word.replace("{root}", root).replace("{sandbox}", sandbox) for word in self.argv]
+        ready: concurrent.futures.Future[ClientSession] = concurrent.futures.Future()
+        stop: concurrent.futures.Future[None] = concurrent.futures.Future()
+        runner = asyncio.run_coroutine_threadsafe(self._connect(argv, ready, stop), self._loop)
+        timeout = self.mapping.startup_timeout
+        try:
+            client = ready.result(timeout=timeout)
+        except TimeoutError:
+            _settle(stop, None)
+            runner.cancel()
+            raise ValueError(
+                f"MCP server command {self.command!r} did not answer initialize "
+                f"within {timeout:g} s"
+            ) from None
+        except Exception as exc:
+            raise ValueError(
+                f"MCP server command {self.command!r} could not start: {_reason(exc)}"
+            ) from None
+        return _Session(client, stop, runner)
+
+    async def _connect(
+        self,
+        argv: list[str],
+        ready: concurrent.futures.Future[ClientSession],
+        stop: concurrent.futures.Future[None],
+    ) -> None:
+        """Hold one connection open, in one task as the SDK's context managers need, until stop."""
+        from mcp import ClientSession, StdioServerParameters  # noqa: PLC0415
+        from mcp.client.stdio import stdio_client  # noqa: PLC0415
+        from mcp.types import Implementation  # noqa: PLC0415
+
+        from conformance import __version__  # noqa: PLC0415
+
+        # The SDK passes on only a few variables by default; a harness inherits the whole
+        # environment (the suite's secret canaries included, SPEC §1.4).
+        parameters = StdioServerParameters(
+            command=argv[0], args=argv[1:], env={**os.environ, **self.mapping.env}
+        )
+        try:
+            async with (
+                stdio_client(parameters, errlog=_errlog()) as (read, write),
+                ClientSession(
+                    read,
+                    write,
+                    client_info=Implementation(name="harness-conformance", version=__version__),
+                ) as client,
+            ):
+                initialized = await client.initialize()
+                info = initialized.server_info
+                self.server_info = (info.name, info.version)
+                _settle(ready, client)
+                await asyncio.wrap_future(stop)
+        except Exception as exc:
+            if not ready.done():
+                _fail(ready, exc)
+            else:
+                print(f"MCP bridge: the server {argv[0]!r} ended: {_reason(exc)}", file=sys.stderr)
+        finally:
+            if not ready.done():
+                _fail(ready, RuntimeError("the connection ended before initialize"))
+
+    def _stop(self, state: _Session) -> None:
+        _settle(state.stop, None)
+        try:
+            state.runner.result(timeout=_STOP_GRACE_S)
+        except (TimeoutError, concurrent.futures.CancelledError):
+            state.runner.cancel()
+        except Exception as exc:
+            print(f"MCP bridge: stopping a server failed: {_reason(exc)}", file=sys.stderr)
+
+    def _await(self, coroutine: Coroutine[Any, Any, _T], timeout: float, what: str) -> _T:
+        future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        try:
+            return future.result(timeout=timeout)
+        except TimeoutError:
+            future.cancel()
+            raise TimeoutError(
+                f"the MCP server did not answer {what} within {timeout:g} s "
+                "(raise [server] call_timeout in the mapping)"
+            ) from None
+
+
+def _wire(call_id: str, text: str, is_error: bool) -> JsonObject:
+    return {"callId": call_id, "content": [{"type": "text", "text": text}], "isError": is_error}
+
+
+def _text_of(result: CallToolResult) -> str:
+    parts = []
+    for block in result.content:
+        text = getattr(block, "text", None)
+        parts.append(text if isinstance(text, str) else f"[{block.type} content]")
+    return "\n".join(parts)
+
+
+def _settle(future: concurrent.futures.Future[_T], value: _T) -> None:
+    # Already settled or given up on (a timed-out start): nobody is waiting for this answer.
+    with contextlib.suppress(concurrent.futures.InvalidStateError):
+        future.set_result(value)
+
+
+def _fail(future: concurrent.futures.Future[Any], error: BaseException) -> None:
+    with contextlib.suppress(concurrent.futures.InvalidStateError):
+        future.set_exception(error)
+
+
+def _reason(error: BaseException) -> str:
+    """One line for an error, looking inside the exception groups the SDK's task groups raise."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return _one_line(str(error)) or type(error).__name__
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _errlog() -> TextIO:
+    """Where the servers' stderr goes: the bridge's own stderr (never stdout, the protocol)."""
+    for stream in (sys.stderr, sys.__stderr__):
+        if stream is None:
+            continue
+        try:
+            stream.fileno()
+        except (AttributeError, OSError, ValueError):
+            continue
+        return stream
+    return open(os.devnull, "w")  # lives as long as the process

@@ -1,0 +1,75 @@
+"""ACME's conformance checks, as the team runs them locally and in CI.
+
+* ``nox -s conformance`` — the suite against ACME's harness: behaviour and wording (ACME's own
+  texts from conformance-wording.toml, ACME's own pinned transcripts in conformance-snapshots/),
+  known failures from conformance-baseline.json; writes JSON, JUnit and Markdown reports to
+  reports/.
+* ``nox -s repin`` — after an intentional wording change: pins the transcripts again, printing
+  every model-visible string that changed, old → new, so the change is reviewed as a diff.
+* ``nox -s baseline`` — writes the baseline again from the last report (after fixing a defect).
+
+The suite comes from PyPI, or from the checkout named by HARNESS_CONFORMANCE_SOURCE.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import nox
+
+nox.options.default_venv_backend = "venv"
+nox.options.sessions = ["conformance"]
+
+SUITE = os.environ.get("HARNESS_CONFORMANCE_SOURCE", "harness-conformance")
+HARNESS = "acme_harness.conformance:AcmeHarness"
+OWN = ["--conformance-wording", "conformance-wording.toml", "--conformance-snapshots", "conformance-snapshots"]
+
+
+def _install(session: nox.Session) -> None:
+    # Editable: the session always tests the working tree, also in a reused virtualenv.
+    session.install(SUITE)
+    session.install("-e", ".")
+
+
+@nox.session
+def conformance(session: nox.Session) -> None:
+    """The conformance suite against ACME's harness, with the team's baseline."""
+    _install(session)
+    Path("reports").mkdir(exist_ok=True)
+    session.run(
+        "python", "-m", "conformance", "--harness", HARNESS, *OWN,
+        "--conformance-baseline", "conformance-baseline.json",
+        "--conformance-report", "reports/conformance.json",
+        "--conformance-report-md", "reports/summary.md",
+        "--junitxml", "reports/junit.xml",
+    )  # fmt: skip
+
+
+@nox.session
+def repin(session: nox.Session) -> None:
+    """Pin ACME's transcripts again after an intentional wording change; show old → new."""
+    _install(session)
+    with tempfile.TemporaryDirectory() as scratch:
+        fresh = Path(scratch) / "snapshots"
+        shutil.copytree("conformance-snapshots", fresh)
+        session.run(
+            "python", "-m", "conformance", "--harness", HARNESS, "-q", "-k", "SCN",
+            "--conformance-wording", "conformance-wording.toml",
+            "--conformance-snapshots", str(fresh), "--snapshot-update",
+        )  # fmt: skip
+        session.run("python", "-m", "conformance.snapshots", "diff", "conformance-snapshots",
+                    str(fresh), success_codes=[0, 1])  # fmt: skip
+        shutil.rmtree("conformance-snapshots")
+        shutil.copytree(fresh, "conformance-snapshots")
+    session.log("conformance-snapshots/ re-pinned: review `git diff conformance-snapshots/`")
+
+
+@nox.session
+def baseline(session: nox.Session) -> None:
+    """Write conformance-baseline.json again from the last report."""
+    _install(session)
+    with open("conformance-baseline.json", "w", encoding="utf-8") as out:
+        session.run("python", "-m", "conformance", "baseline", "reports/conformance.json", stdout=out)

@@ -1,0 +1,78 @@
+"""examples/implementer/ is the README's "use it in your CI": its nox sessions run for real,
+installing the suite from this checkout, and report what an implementer's CI would see."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.suite import REPO
+
+EXAMPLE = REPO / "examples" / "implementer"
+
+
+def nox(example: Path, envdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the example's noxfile with the suite installed from this checkout."""
+    env = {**os.environ, "HARNESS_CONFORMANCE_SOURCE": str(REPO)}
+    env.pop("PYTHONPATH", None)  # the sessions must find everything in their own virtualenvs
+    return subprocess.run(
+        [sys.executable, "-m", "nox", "-f", "noxfile.py", "--envdir", str(envdir),
+         "--reuse-existing-virtualenvs", *args],
+        cwd=example, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A copy of the example (sessions write reports and re-pin snapshots) and its nox envdir."""
+    base = tmp_path_factory.mktemp("implementer")
+    copy = base / "acme"
+    shutil.copytree(EXAMPLE, copy, ignore=shutil.ignore_patterns("reports", ".nox", "__pycache__"))
+    return copy, base / ".nox"
+
+
+def test_the_conformance_session_passes_with_its_baseline(example: tuple[Path, Path]) -> None:
+    copy, envdir = example
+    done = nox(copy, envdir, "-s", "conformance")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    data = json.loads((copy / "reports" / "conformance.json").read_text())
+    assert data["harness"]["name"] == "acme-harness"
+    outcomes = {case["id"]: case["outcome"] for case in data["cases"]}
+    assert outcomes["PRV-019"] == "expected-fail"
+    assert data["baseline"]["listed"] == 2
+    assert "failed" not in outcomes.values()
+    assert '<property name="case_id" value="PRV-019"' in (copy / "reports" / "junit.xml").read_text()
+    summary = (copy / "reports" / "summary.md").read_text()
+    assert summary.startswith("## Harness conformance: acme-harness 0.3.0 — passed")
+
+
+def test_an_intentional_wording_change_is_repinned_with_its_diff(example: tuple[Path, Path]) -> None:
+    copy, envdir = example
+    package = copy / "acme_harness" / "__init__.py"
+    package.write_text(package.read_text().replace('"File saved"', '"Changes saved"'))
+    table = copy / "conformance-wording.toml"
+    table.write_text(table.read_text().replace('"File saved"', '"Changes saved"'))
+    before = nox(copy, envdir, "-s", "conformance")
+    assert before.returncode == 1, "the old pins must no longer match"
+    repinned = nox(copy, envdir, "-s", "repin")
+    assert repinned.returncode == 0, repinned.stdout[-3000:] + repinned.stderr[-3000:]
+    output = repinned.stdout + repinned.stderr
+    assert "test_scenarios.ambr::test_scenario_transcript[fs-stale-write] call_4 result[0]" in output
+    assert "  - '<path>{{cwd}}/todo.txt</path>\\n<type>file</type>\\n<content>\\nFile saved\\n</content>'" in output
+    assert "  + '<path>{{cwd}}/todo.txt</path>\\n<type>file</type>\\n<content>\\nChanges saved\\n</content>'" in output
+    pinned = (copy / "conformance-snapshots" / "test_scenarios.ambr").read_text()
+    assert "Changes saved" in pinned and "File saved" not in pinned
+    after = nox(copy, envdir, "-s", "conformance")
+    assert after.returncode == 0, after.stdout[-3000:]
+
+
+def test_the_ci_workflow_calls_nox() -> None:
+    workflow = (EXAMPLE / ".github" / "workflows" / "conformance.yml").read_text()
+    assert "run: nox -s conformance" in workflow
+    assert 'python: ["3.11", "3.12", "3.13"]' in workflow

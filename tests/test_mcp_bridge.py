@@ -1,0 +1,454 @@
+"""The MCP bridge: the mapping, raw argument text, and the suite judging an MCP server over stdio.
+
+The server in these tests is ``tests/fixtures/mcp_server.py``: the reference harness's tools
+behind the argument shapes of the MCP reference filesystem server, so no npm is needed and the
+behaviour the suite sees through the bridge is the reference's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.harness import mcp as mcp_module
+from conformance.harness.mcp import (
+    MappingError,
+    McpBridge,
+    Refusal,
+    ToolMap,
+    load_mapping,
+    parse_arguments,
+)
+from tests.suite import REPO, report, run_suite
+
+SERVER = REPO / "tests" / "fixtures" / "mcp_server.py"
+COMMAND = f"{shlex.quote(sys.executable)} {shlex.quote(str(SERVER))} {{root}}"
+TRICKY = 'say "hi"\n\tback\\slash {file_path} {{x}} ü\r\n </content>'
+"""A value a string-formatting template would mangle: quotes, escapes, braces, non-ASCII."""
+
+
+def mapping_file(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "map.toml"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def tool_of(tmp_path: Path, text: str, spec: str) -> ToolMap:
+    return load_mapping(mapping_file(tmp_path, text)).tools[spec]
+
+
+def error_lines(done: subprocess.CompletedProcess[str]) -> list[str]:
+    return [line for line in (done.stdout + done.stderr).splitlines() if line.startswith("ERROR")]
+
+
+# -- the mapping --------------------------------------------------------------------------------
+
+
+def test_the_default_mapping_speaks_the_reference_filesystem_server() -> None:
+    tools = load_mapping(None).tools
+    assert tools["read"].translate({"file_path": "/w/a.txt"}) == {"path": "/w/a.txt"}
+    assert tools["read"].translate({"file_path": "/w/a.txt", "limit": 5}) == {
+        "path": "/w/a.txt",
+        "head": 5,
+    }
+    assert tools["write"].translate({"file_path": "/w/a.txt", "content": TRICKY}) == {
+        "path": "/w/a.txt",
+        "content": TRICKY,
+    }
+    edit = {"file_path": "/w/a.txt", "old_string": TRICKY, "new_string": "b\n"}
+    assert tools["edit"].translate(edit) == {
+        "path": "/w/a.txt",
+        "edits": [{"oldText": TRICKY, "newText": "b\n"}],
+    }
+    assert [tools[t].tool for t in ("read", "write", "edit")] == [
+        "read_text_file",
+        "write_file",
+        "edit_file",
+    ]
+
+
+def test_the_default_describe_answer() -> None:
+    mapping = load_mapping(None)
+    assert (mapping.language, mapping.paths) == ("mcp", "absolute")
+    assert mapping.options["sandbox"] == ["danger-full-access"]
+    assert not any(value for name, value in mapping.options.items() if name != "sandbox")
+    assert (mapping.startup_timeout, mapping.call_timeout) == (20.0, 20.0)
+
+
+def test_rename_const_and_drop(tmp_path: Path) -> None:
+    tool = tool_of(
+        tmp_path,
+        '[tools.read]\ntool = "cat"\nrename = { file_path = "filename" }\n'
+        'drop = ["offset"]\nconst = { encoding = "utf-8", filename = "never", n = [1, true] }\n',
+        "read",
+    )
+    assert tool.tool == "cat"
+    # A mapped argument wins over a constant of the same name; dropped ones are never sent.
+    assert tool.translate({"file_path": "a", "offset": 3}) == {
+        "encoding": "utf-8",
+        "filename": "a",
+        "n": [1, True],
+    }
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        ("pass", {"path": "a", "limit": 2, "mode": "fast"}),
+        ("drop", {"path": "a"}),
+    ],
+)
+def test_unmapped_arguments_pass_or_drop(
+    tmp_path: Path, policy: str, expected: dict[str, Any]
+) -> None:
+    text = f'[tools.read]\ntool = "r"\nrename = {{ file_path = "path" }}\nunmapped = "{policy}"\n'
+    assert (
+        tool_of(tmp_path, text, "read").translate({"file_path": "a", "limit": 2, "mode": "fast"})
+        == expected
+    )
+
+
+def test_unmapped_arguments_can_be_refused_as_undeclared(tmp_path: Path) -> None:
+    text = '[tools.read]\ntool = "r"\nrename = { file_path = "path" }\nunmapped = "error"\n'
+    tool = tool_of(tmp_path, text, "read")
+    assert tool.translate({"file_path": "a"}) == {"path": "a"}
+    with pytest.raises(Refusal) as refused:
+        tool.translate({"zeta": 1, "file_path": "a", "limit": 2})
+    assert str(refused.value) == (
+        'invalid arguments: "zeta" is not a declared property (additionalProperties: false); '
+        '"limit" is not a declared property (additionalProperties: false)'
+    )
+
+
+def test_a_template_carries_values_whole(tmp_path: Path) -> None:
+    template = (
+        '{"target": {"path": "{file_path}", "uri": "file://{file_path}"}, '
+        '"edits": [{"old": "{old_string}", "new": "{new_string}"}, "{replace_all}"], '
+        '"all": "{replace_all}", "note": "{{file_path}} is {old_string}!", "n": 1}'
+    )
+    text = f"[tools.edit]\ntool = \"e\"\ntemplate = '''{template}'''\n"
+    tool = tool_of(tmp_path, text, "edit")
+    sent = tool.translate(
+        {"file_path": "/w/a b", "old_string": TRICKY, "new_string": "", "replace_all": True}
+    )
+    assert sent == {
+        "target": {"path": "/w/a b", "uri": "file:///w/a b"},
+        "edits": [{"old": TRICKY, "new": ""}, True],
+        "all": True,
+        "note": "{file_path} is " + TRICKY + "!",
+        "n": 1,
+    }
+    # What goes over the wire parses back to the very same values.
+    assert json.loads(json.dumps(sent))["edits"][0]["old"] == TRICKY
+
+
+def test_a_template_leaves_out_what_was_not_given(tmp_path: Path) -> None:
+    text = (
+        '[tools.edit]\ntool = "e"\n'
+        'template = { path = "{file_path}", all = "{replace_all}", '
+        'edits = [{ oldText = "{old_string}" }, "{replace_all}"], note = "x {replace_all}" }\n'
+    )
+    tool = tool_of(tmp_path, text, "edit")
+    assert tool.translate({"old_string": "a", "mode": 1}) == {
+        "edits": [{"oldText": "a"}],
+        "mode": 1,  # not in the template: unmapped, passed under its own name
+    }
+
+
+def test_the_documented_example_is_a_valid_mapping(tmp_path: Path) -> None:
+    doc = mcp_module.__doc__
+    assert doc is not None
+    block = doc.split("key by key::\n", 1)[1].split("\n\n``rename``", 1)[0]
+    mapping = load_mapping(mapping_file(tmp_path, textwrap.dedent(block)))
+    assert mapping.options["sandbox"] == ["read-only"]
+    assert mapping.tools["read"].translate({"file_path": "/a", "offset": 2, "limit": 3}) == {
+        "encoding": "utf-8",
+        "path": "/a",
+        "head": 3,
+    }
+    assert mapping.tools["edit"].translate({"file_path": "/a", "old_string": "x"}) == {
+        "path": "/a",
+        "edits": [{"oldText": "x"}],
+    }
+
+
+def test_a_mapping_file_overrides_the_built_in_one_table_by_table(tmp_path: Path) -> None:
+    path = mapping_file(
+        tmp_path,
+        '[describe]\nname = "fs"\n[describe.options]\nreadWindow = true\n'
+        '[server]\ncall_timeout = 5\nenv = { A = "b" }\n',
+    )
+    mapping = load_mapping(path)
+    assert mapping.name == "fs"
+    assert mapping.options["readWindow"] is True
+    assert mapping.options["sandbox"] == ["danger-full-access"]  # kept from the built-in
+    assert (mapping.call_timeout, mapping.startup_timeout, dict(mapping.env)) == (5, 20, {"A": "b"})
+    assert set(mapping.tools) == {"read", "write", "edit"}  # no [tools]: the built-in ones
+    only_read = load_mapping(mapping_file(tmp_path, '[tools.read]\ntool = "r"\n'))
+    assert set(only_read.tools) == {"read"}  # a [tools] table replaces them all
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("[tools.read\ntool = 1\n",
+         "not TOML: Expected ']' at the end of a table declaration (at line 1, column 12)"),
+        ('[describe]\nname = "x"\nname = "y"\n',
+         "not TOML: Cannot overwrite a value (at line 3, column 11)"),
+        ('[tools.read]\ntool = "r"\nrenames = {}\n',
+         "unknown key tools.read.renames; known here: "
+         "tool, rename, drop, const, template, unmapped"),
+        ("[tool.read]\n", "unknown key tool; known here: describe, server, tools"),
+        ('[tools.delete]\ntool = "rm"\n',
+         "unknown spec tool 'delete' in [tools]; known: read, write, edit"),
+        ("[tools.read]\n", "tools.read.tool must name the server's tool"),
+        ('[tools.read]\ntool = "r"\nrename = { path = "file" }\n',
+         "tools.read.rename: argument 'path' is not an argument of the spec's read "
+         "(file_path, offset, limit)"),
+        ('[tools.edit]\ntool = "e"\ntemplate = \'{"path": "{file}"}\'\n',
+         "tools.edit.template: placeholder 'file' is not an argument of the spec's edit "
+         "(file_path, old_string, new_string, replace_all)"),
+        ('[tools.edit]\ntool = "e"\ntemplate = \'{"path": }\'\n',
+         "tools.edit.template is not JSON: Expecting value: line 1 column 10 (char 9)"),
+        ('[tools.edit]\ntool = "e"\ntemplate = \'["{file_path}"]\'\n',
+         "tools.edit.template must be a JSON object (the server's arguments)"),
+        ('[tools.read]\ntool = "r"\nunmapped = "ignore"\n',
+         "tools.read.unmapped must be one of pass, drop, error, got 'ignore'"),
+        ("[describe.options]\nguard = false\n",
+         "unknown key describe.options.guard; known here: sandbox, writableRoots, maxReadBytes, "
+         "probe, probeInterrupt, replaceAll, readWindow, unguarded, surrogates"),
+        ("[server]\ncall_timeout = 0\n",
+         "server.call_timeout must be a positive number of seconds, got 0"),
+    ],
+)  # fmt: skip
+def test_a_bad_mapping_file_is_one_line_naming_it(tmp_path: Path, text: str, problem: str) -> None:
+    path = mapping_file(tmp_path, text)
+    with pytest.raises(ValueError, match=r"^MCP mapping ") as raised:
+        McpBridge.from_command(COMMAND, path)
+    assert raised.type is MappingError
+    assert str(raised.value) == f"MCP mapping {path}: {problem}"
+
+
+def test_a_missing_mapping_file(tmp_path: Path) -> None:
+    path = str(tmp_path / "nope.toml")
+    with pytest.raises(MappingError) as raised:
+        load_mapping(path)
+    assert str(raised.value) == f"MCP mapping {path}: cannot be read: No such file or directory"
+
+
+# -- raw argument text --------------------------------------------------------------------------
+
+
+NOT_JSON = 'invalid arguments: "arguments" is not valid JSON'
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"file_path": "a"',
+        "",
+        '{"file_path": NaN}',
+        '{"offset": Infinity}',
+        '{"offset": 1e999}',
+        '{"offset": 1' + "0" * 100 + "}",
+        '{"file_path": ' + "[" * 100 + "]" * 100 + "}",
+        '{"file_path": ' + "[" * 100_000 + "]" * 100_000 + "}",
+    ],
+)
+def test_raw_text_past_the_spec_limits_is_not_json(raw: str) -> None:
+    with pytest.raises(Refusal) as refused:
+        parse_arguments(raw)
+    assert str(refused.value) == NOT_JSON
+
+
+def test_raw_text_within_the_limits_parses() -> None:
+    at_the_limit = '{"file_path": ' + "[" * 99 + "]" * 99 + ', "s": "[[[[{{{{"}'
+    assert parse_arguments(at_the_limit)["s"] == "[[[[{{{{"
+    assert parse_arguments('{"offset": 1.5' + "0" * 90 + "}") == {"offset": 1.5}
+    assert parse_arguments('{"q": "\\"}\\n"}') == {"q": '"}\n'}
+    for raw in ['["a"]', '"a"', "null", "3"]:
+        with pytest.raises(Refusal, match='"arguments" must be an object'):
+            parse_arguments(raw)
+    with pytest.raises(Refusal, match='"arguments" must be an object'):
+        parse_arguments(["a"])
+
+
+# -- the bridge over the fixture server ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def bridge() -> Iterator[McpBridge]:
+    made = McpBridge.from_command(COMMAND, None)
+    yield made
+    made.close()
+
+
+def text(result: dict[str, Any]) -> str:
+    assert set(result) == {"callId", "content", "isError"}  # no taxonomy: never an error key
+    [block] = result["content"]
+    assert block["type"] == "text"
+    return str(block["text"])
+
+
+def test_describe_names_the_server(bridge: McpBridge) -> None:
+    described = bridge.describe()
+    assert described["name"] == "reference-over-mcp"
+    assert described["version"] == "0.1.0"
+    assert described["capabilities"] == ["tools"]
+    assert described["paths"] == "absolute"
+    assert described["options"] == load_mapping(None).options
+
+
+def test_the_guard_holds_through_the_bridge(bridge: McpBridge, tmp_path: Path) -> None:
+    target = tmp_path / "a.txt"
+    target.write_text("old\n", encoding="utf-8")
+    session = bridge.open_workspace(str(tmp_path), {})
+    try:
+        refused = bridge.call_tool(session, "write", {"file_path": str(target), "content": "x"})
+        assert (refused["callId"], refused["isError"]) == ("call_1", True)
+        assert "without reading it first" in text(refused)
+        assert target.read_text(encoding="utf-8") == "old\n"
+        read = bridge.call_tool(session, "read", {"file_path": str(target)})
+        assert (read["callId"], read["isError"]) == ("call_2", False)
+        assert "1: old" in text(read)
+        raw = json.dumps({"file_path": str(target), "old_string": "old\n", "new_string": TRICKY})
+        edited = bridge.call_tool(session, "edit", raw)
+        assert edited["isError"] is False, text(edited)
+        assert target.read_bytes() == TRICKY.encode("utf-8")
+    finally:
+        bridge.close_workspace(session)
+
+
+def test_sessions_are_separate_servers(bridge: McpBridge, tmp_path: Path) -> None:
+    target = tmp_path / "a.txt"
+    target.write_text("a\n", encoding="utf-8")
+    first = bridge.open_workspace(str(tmp_path), {})
+    second = bridge.open_workspace(str(tmp_path), {"policy": True, "sandbox": None})
+    try:
+        assert bridge.call_tool(first, "read", {"file_path": str(target)})["isError"] is False
+        # The other session never read it: its own server refuses the overwrite.
+        other = bridge.call_tool(second, "write", {"file_path": str(target), "content": "b"})
+        assert (other["callId"], other["isError"]) == ("call_1", True)
+        mine = bridge.call_tool(first, "write", {"file_path": str(target), "content": "b"})
+        assert (mine["callId"], mine["isError"]) == ("call_2", False)
+    finally:
+        bridge.close_workspace(first)
+        bridge.close_workspace(second)
+    with pytest.raises(KeyError):
+        bridge.call_tool(first, "read", {"file_path": str(target)})
+
+
+def test_refusals_of_the_bridge_itself(bridge: McpBridge, tmp_path: Path) -> None:
+    session = bridge.open_workspace(str(tmp_path), {})
+    try:
+        unknown = bridge.call_tool(session, "delete_file", {"file_path": "a"})
+        assert (unknown["isError"], text(unknown)) == (True, 'Error: unknown tool "delete_file"')
+        broken = bridge.call_tool(session, "read", '{"file_path": ')
+        assert (broken["isError"], text(broken)) == (True, f"Error: {NOT_JSON}")
+        listed = bridge.call_tool(session, "write", [])
+        assert text(listed) == 'Error: invalid arguments: "arguments" must be an object'
+        # The server's own argument validation answers a wrong type: refused, nothing written.
+        typed = bridge.call_tool(session, "write", {"file_path": 7, "content": "x"})
+        assert typed["isError"] is True
+        assert [c["callId"] for c in (unknown, broken, listed, typed)] == [
+            "call_1",
+            "call_2",
+            "call_3",
+            "call_4",
+        ]
+        assert list(tmp_path.iterdir()) == []
+    finally:
+        bridge.close_workspace(session)
+
+
+def test_options_the_server_cannot_honour_are_refused(bridge: McpBridge, tmp_path: Path) -> None:
+    refused: list[tuple[dict[str, Any], str]] = [
+        ({"policy": False}, "policy=false"),
+        ({"sandbox": "read-only"}, 'sandbox="read-only"'),
+        ({"probe": True}, "probe=true"),
+        ({"maxReadBytes": 10}, "maxReadBytes=10"),
+    ]
+    for options, shown in refused:
+        with pytest.raises(ValueError, match="cannot open a workspace") as raised:
+            bridge.open_workspace(str(tmp_path), options)
+        assert shown in str(raised.value)
+
+
+def test_a_command_that_cannot_start_is_one_line(tmp_path: Path) -> None:
+    command = "no-such-mcp-server --root {root}"
+    with pytest.raises(ValueError, match="could not start") as raised:
+        McpBridge.from_command(command, None)
+    assert str(raised.value) == (
+        "MCP server command 'no-such-mcp-server --root {root}' could not start: "
+        "[Errno 2] No such file or directory: 'no-such-mcp-server'"
+    )
+    quiet = f"{shlex.quote(sys.executable)} -c pass"
+    with pytest.raises(ValueError, match="could not start") as ended:
+        McpBridge.from_command(quiet, None)
+    assert "\n" not in str(ended.value)
+
+
+# -- the suite, through --harness-mcp -----------------------------------------------------------
+
+
+# Each workspace is a server process (the SDK alone takes ~0.6 s to start), so the suite is run
+# on the areas a file-tools server is about: the guard, the dead end, and read output.
+SELECTION = "GRD or DEL or RD- or TAX-001"
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    work = tmp_path_factory.mktemp("mcp-suite")
+    path = work / "R.json"
+    done = run_suite("--harness-mcp", COMMAND, "--conformance-level", "behaviour", "-k", SELECTION,
+                     "--conformance-report", str(path), cwd=work)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    return report(path)
+
+
+def test_the_suite_judges_an_mcp_server(judged: dict[str, object]) -> None:
+    harness = judged["harness"]
+    assert isinstance(harness, dict)
+    assert harness["name"] == "reference-over-mcp"
+    assert harness["capabilities"] == ["tools"]
+    assert harness["paths"] == "absolute"
+    assert judged["run"]["kind"] == "mcp"  # type: ignore[index]
+    assert judged["complete"] is True
+    cases = judged["cases"]
+    assert isinstance(cases, list)
+    found = {c["id"]: c["outcome"] for c in cases}
+    assert found["TAX-001"] == "not-applicable"
+    guards = [c for c in cases if c["id"].startswith(("GRD-", "DEL-"))]
+    judged_guards = [c for c in guards if c["outcome"] != "not-applicable"]
+    assert len(judged_guards) >= 20
+    assert all(c["levels"]["behaviour"] == "passed" for c in judged_guards), judged_guards
+    assert set(found.values()) <= {"passed", "not-applicable"}, found
+    assert sum(outcome == "passed" for outcome in found.values()) >= 30
+
+
+def test_a_bad_mcp_command_is_one_error_line(tmp_path: Path) -> None:
+    done = run_suite("--harness-mcp", "no-such-mcp-server {root}", cwd=tmp_path)
+    assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
+    assert error_lines(done) == [
+        "ERROR: MCP server command 'no-such-mcp-server {root}' could not start: "
+        "[Errno 2] No such file or directory: 'no-such-mcp-server'"
+    ]
+
+
+def test_a_mapping_that_does_not_parse_is_one_error_line(tmp_path: Path) -> None:
+    path = mapping_file(tmp_path, "[tools.read\n")
+    done = run_suite("--harness-mcp", COMMAND, "--harness-mcp-map", path, cwd=tmp_path)
+    assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
+    assert error_lines(done) == [
+        f"ERROR: MCP mapping {path}: not TOML: "
+        "Expected ']' at the end of a table declaration (at line 1, column 12)"
+    ]
