@@ -75,3 +75,10 @@ def snapshots(session: nox.Session) -> None:
             f"cases that pin wording outside the snapshots failed: {', '.join(failed)}; "
             "a deliberate change also goes into SPEC.md and conformance/spec.py"
         )
+
+
+@nox.session
+def stress(session: nox.Session) -> None:
+    """Reliability at stress counts, on demand only: sandbox races, CAS, SIGKILL, faults."""
+    session.install(".")
+    session.run("python", "bench/stress_reliability.py", *session.posargs)

@@ -76,7 +76,9 @@ def _baseline(args: list[str]) -> int:
     from conformance.report import load_report  # noqa: PLC0415
 
     if len(args) != 1:
-        raise ValueError("usage: python -m conformance baseline REPORT.json > conformance-baseline.json")
+        raise ValueError(
+            "usage: python -m conformance baseline REPORT.json > conformance-baseline.json"
+        )
     print(json_text(make_baseline(load_report(args[0])), indent=2))
     return 0
 
@@ -97,7 +99,9 @@ def _matrix(args: list[str]) -> int:
 
 def _replay(args: list[str]) -> int:
     if len(args) < 2:
-        raise ValueError("usage: python -m conformance replay REPORT.json|TRACE.jsonl CASE_ID [options]")
+        raise ValueError(
+            "usage: python -m conformance replay REPORT.json|TRACE.jsonl CASE_ID [options]"
+        )
     source, case_id, rest = args[0], args[1], args[2:]
     recorded = _recorded_args(source)
     kept = [a for a in recorded if a not in ("--conformance-case",)]

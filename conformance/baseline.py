@@ -84,7 +84,9 @@ class Baseline:
                     f"baseline {path}: {case_id} must map levels ({', '.join(LEVELS)}) "
                     f"to verdicts, got {entry!r}"
                 )
-        suite = data.get("suite") if isinstance(data.get("suite"), dict) else {}
+        suite = data.get("suite")
+        if not isinstance(suite, dict):
+            suite = {}
         return cls(
             path,
             {k: dict(v) for k, v in failures.items()},

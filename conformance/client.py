@@ -11,7 +11,6 @@ it — ``accepted``/``refused`` (behaviour: the error flag and the disk) and ``s
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -74,9 +73,7 @@ class Result:
 
     # -- behaviour --------------------------------------------------------------------------
 
-    def accepted(
-        self, rule: str, *, changes: Mapping[str, Expected] | None = None
-    ) -> Result:
+    def accepted(self, rule: str, *, changes: Mapping[str, Expected] | None = None) -> Result:
         """Not an error, and the disk changed exactly as ``changes`` says (nothing by default).
 
         ``changes`` maps paths relative to the root to the bytes (or text) they now hold,
@@ -146,11 +143,13 @@ class Result:
                 "wording",
                 self.text == expected and self.blocks == 1,
                 lambda: (
-                    f"{self.what}: the model saw {self.blocks} text blocks where one is expected"
-                    if self.blocks != 1
-                    else f"{self.what}: the model saw text that {differ(self.text, expected)}"
-                )
-                + f"; {cite(rule)}",
+                    (
+                        f"{self.what}: the model saw {self.blocks} text blocks, not one"
+                        if self.blocks != 1
+                        else f"{self.what}: the model saw text that {differ(self.text, expected)}"
+                    )
+                    + f"; {cite(rule)}"
+                ),
                 rule,
                 RANK_TEXT,
             )
@@ -173,7 +172,11 @@ class Result:
 def _printable(text: str) -> str:
     """Control characters and lone surrogates escaped, so a verdict shows what was sent."""
     return "".join(
-        f"\\x{ord(c):02x}" if ord(c) < 32 else f"\\u{ord(c):04x}" if 0xD800 <= ord(c) < 0xE000 else c
+        f"\\x{ord(c):02x}"
+        if ord(c) < 32
+        else f"\\u{ord(c):04x}"
+        if 0xD800 <= ord(c) < 0xE000
+        else c
         for c in text
     )
 
@@ -185,17 +188,18 @@ def _pair(error: tuple[str, str]) -> str:
 def _unexpected(changes: list[Change], expected: Mapping[str, Expected]) -> list[str]:
     """Describe every change that is not expected, and every expected change that is missing."""
     wanted = {os.path.normpath(path): value for path, value in expected.items()}
-    parents = {
-        parent
-        for path in wanted
-        for parent in _ancestors(path)
-    }
+    parents = {parent for path in wanted for parent in _ancestors(path)}
     seen: set[str] = set()
     problems = []
     for change in changes:
         path = os.path.normpath(change.path)
         if path not in wanted:
-            if change.before is None and change.after is not None and change.after.kind == "dir" and path in parents:
+            if (
+                change.before is None
+                and change.after is not None
+                and change.after.kind == "dir"
+                and path in parents
+            ):
                 continue
             problems.append(change.describe())
             continue
@@ -231,14 +235,21 @@ def _ancestors(path: str) -> Iterator[str]:
         parent = os.path.dirname(parent)
 
 
-def unpack(wire: object, call: str) -> tuple[JsonObject, str, str, bool, tuple[str, str] | None, int]:
+def unpack(
+    wire: object, call: str
+) -> tuple[JsonObject, str, str, bool, tuple[str, str] | None, int]:
     """Check a wire result's shape (SPEC §2.1) and unpack it."""
     _require(isinstance(wire, dict), call, "the result must be an object", wire)
     result = cast(JsonObject, wire)
     allowed = {"callId", "content", "isError", "error"}
     _require(set(result) <= allowed, call, f"result keys must be within {sorted(allowed)}", result)
     content = result.get("content")
-    _require(isinstance(content, list) and bool(content), call, "content must be a list of blocks", content)
+    _require(
+        isinstance(content, list) and bool(content),
+        call,
+        "content must be a list of blocks",
+        content,
+    )
     blocks = cast(list[Json], content)
     for block in blocks:
         _require(
@@ -320,9 +331,10 @@ class Session:
         except Exception as exc:
             record.failure = str(exc)
             raise
-        if client.suite_changes is not None:
+        suite_changes = client.take_suite_changes()
+        if suite_changes is not None:
             before = dict(before)
-            for path, entry in client.suite_changes.items():
+            for path, entry in suite_changes.items():
                 if entry is None:
                     before.pop(path, None)
                 else:
@@ -419,6 +431,11 @@ class Client:
         self.scratch: dict[str, Path] = {}
         """The harness child's own working and temporary directories, watched in every case."""
 
+    def take_suite_changes(self) -> dict[str, Entry | None] | None:
+        """What a pause action changed during the last call (the suite's doing), once."""
+        changes, self.suite_changes = self.suite_changes, None
+        return changes
+
     def call(self, method: str, params: JsonObject) -> Json:
         """One raw contract call."""
         return self.transport.call(method, params)
@@ -441,7 +458,9 @@ class Client:
         """Build an error the harness must accept; return its handle."""
         answer = self.try_error(kind, message, **spec)
         if "rejected" in answer:
-            raise ContractError(f"make_error: the harness rejected a valid {kind}: {answer['rejected']}")
+            raise ContractError(
+                f"make_error: the harness rejected a valid {kind}: {answer['rejected']}"
+            )
         return str(answer["handle"])
 
     def inspect(self, handle: str) -> JsonObject:
@@ -451,7 +470,9 @@ class Client:
         _require(isinstance(described, dict), call, "a description object", described)
         described = cast(JsonObject, described)
         for key in ("handle", "name", "message", "text"):
-            _require(isinstance(described.get(key), str), call, f"{key} must be a string", described)
+            _require(
+                isinstance(described.get(key), str), call, f"{key} must be a string", described
+            )
         _require(
             isinstance(described.get("isHarnessError"), bool), call, "isHarnessError", described
         )
@@ -463,7 +484,9 @@ class Client:
 
     def set_cause(self, handle: str, cause: str | None) -> None:
         """Chain ``cause`` (a handle) as the cause of ``handle``."""
-        self.call("set_cause", {"handle": handle, "cause": None if cause is None else {"handle": cause}})
+        self.call(
+            "set_cause", {"handle": handle, "cause": None if cause is None else {"handle": cause}}
+        )
 
     def remediate(self, ref: JsonObject) -> tuple[JsonObject, bool]:
         """``remediate``: the result ref and whether the same object came back."""
@@ -511,7 +534,7 @@ class Client:
         return cast(str, text)
 
     def native_raise(self, handle: str, cause: str | None) -> JsonObject:
-        """Raise an error ``from`` a cause (``"context"``: while handling another); what it holds."""
+        """Raise an error ``from`` a cause (``"context"``: while handling another); its cause."""
         answer = self.call("native_raise", {"handle": handle, "cause": cause})
         _require(isinstance(answer, dict) and "cause" in answer, "native_raise",
                  '{"cause": ref | null, "context": bool}', answer)  # fmt: skip

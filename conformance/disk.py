@@ -93,7 +93,7 @@ def permissions_enforced() -> bool:
 
 
 def _run(*command: str) -> str:
-    done = subprocess.run(command, capture_output=True, text=True, check=False)  # noqa: S603
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise OSError(f"{' '.join(command)}: {(done.stderr or done.stdout).strip()}")
     return done.stdout.strip()
@@ -114,7 +114,7 @@ def small_filesystem(mountpoint: Path, size_kb: int) -> Iterator[Path]:
     try:
         yield mountpoint
     finally:
-        subprocess.run(["umount", "-l", str(mountpoint)], capture_output=True, check=False)  # noqa: S607
+        subprocess.run(["umount", "-l", str(mountpoint)], capture_output=True, check=False)
 
 
 def remount_read_only(mountpoint: Path) -> None:
@@ -157,7 +157,7 @@ def failing_device(mountpoint: Path, files: dict[str, bytes]) -> Iterator[Path]:
         yield mountpoint
     finally:
         if mounted:
-            subprocess.run(["umount", "-l", str(mountpoint)], capture_output=True, check=False)  # noqa: S607
+            subprocess.run(["umount", "-l", str(mountpoint)], capture_output=True, check=False)
         if loop:
-            subprocess.run(["losetup", "-d", loop], capture_output=True, check=False)  # noqa: S607
+            subprocess.run(["losetup", "-d", loop], capture_output=True, check=False)
         shutil.rmtree(work, ignore_errors=True)

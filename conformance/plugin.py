@@ -12,18 +12,17 @@ It is loaded in every pytest run of an environment where harness-conformance is 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-import os
 import re
 import shutil
 import signal
-import sys
 import tempfile
 import time
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import pytest
 
@@ -31,7 +30,7 @@ import conformance
 from conformance import hookspecs
 from conformance.baseline import Baseline, BaselineError
 from conformance.client import Client
-from conformance.harness.contract import Profile
+from conformance.harness.contract import JsonObject, Profile
 from conformance.harness.loading import (
     DEFAULT_HARNESS,
     Choice,
@@ -43,9 +42,8 @@ from conformance.harness.loading import (
 )
 from conformance.harness.stdio import DEFAULT_MAX_ANSWER_BYTES, DEFAULT_TIMEOUT_S, Stdio, Trace
 from conformance.harness.transport import Transport
-from conformance.report import AREAS, Report, area_of, sort_key
+from conformance.report import AREAS, Report, area_of, sort_key, terminal
 from conformance.report import markdown as markdown_report
-from conformance.report import terminal
 from conformance.rules import rule_book, spec_version
 from conformance.secrets import RunSecrets, plant_run_secrets, scrub, unplant
 from conformance.snapshots import ConformanceSnapshots, default_snapshot_dir
@@ -107,9 +105,7 @@ class _State:
                 self.wording = Wording.load(wording)
             except WordingError as exc:
                 raise pytest.UsageError(str(exc)) from None
-        baseline = config.getoption("conformance_baseline") or config.getini(
-            "conformance_baseline"
-        )
+        baseline = config.getoption("conformance_baseline") or config.getini("conformance_baseline")
         if baseline:
             try:
                 self.baseline = Baseline.load(baseline)
@@ -240,42 +236,102 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     """The suite's options and ini keys."""
     group = parser.getgroup("conformance", "harness conformance")
     add = group.addoption
-    add("--harness", dest="conformance_harness", metavar="HARNESS",
+    add(
+        "--harness",
+        dest="conformance_harness",
+        metavar="HARNESS",
         help="a Python harness: module:attr, or a name registered in the entry-point group "
-        "harness_conformance.harnesses (default: reference); run in a child process")
-    add("--harness-cmd", dest="conformance_harness_cmd", metavar="CMD",
-        help="a harness in any language: a command speaking the stdio protocol (SPEC §6.3)")
-    add("--harness-mcp", dest="harness_mcp", metavar="CMD",
-        help="test the file tools of an MCP server started by CMD (needs the mcp extra)")
-    add("--harness-mcp-map", dest="harness_mcp_map", metavar="FILE",
-        help="TOML mapping of the spec's tools to the MCP server's tools")
-    add("--conformance-in-process", action="store_true",
-        help="run a Python harness in this process (debugging, mutation testing; no isolation)")
-    add("--conformance-level", metavar="LEVEL", default=None,
-        help="all (default: behaviour, then wording) or behaviour (only)")
-    add("--conformance-wording", metavar="FILE",
-        help="a TOML wording table: the harness's own texts for the spec's templates")
-    add("--conformance-case", action="append", default=[], metavar="CASE_ID",
-        help="run exactly this case (repeatable); -k keeps pytest's substring meaning")
+        "harness_conformance.harnesses (default: reference); run in a child process",
+    )
+    add(
+        "--harness-cmd",
+        dest="conformance_harness_cmd",
+        metavar="CMD",
+        help="a harness in any language: a command speaking the stdio protocol (SPEC §6.3)",
+    )
+    add(
+        "--harness-mcp",
+        dest="harness_mcp",
+        metavar="CMD",
+        help="test the file tools of an MCP server started by CMD (needs the mcp extra)",
+    )
+    add(
+        "--harness-mcp-map",
+        dest="harness_mcp_map",
+        metavar="FILE",
+        help="TOML mapping of the spec's tools to the MCP server's tools",
+    )
+    add(
+        "--conformance-in-process",
+        action="store_true",
+        help="run a Python harness in this process (debugging, mutation testing; no isolation)",
+    )
+    add(
+        "--conformance-level",
+        metavar="LEVEL",
+        default=None,
+        help="all (default: behaviour, then wording) or behaviour (only)",
+    )
+    add(
+        "--conformance-wording",
+        metavar="FILE",
+        help="a TOML wording table: the harness's own texts for the spec's templates",
+    )
+    add(
+        "--conformance-case",
+        action="append",
+        default=[],
+        metavar="CASE_ID",
+        help="run exactly this case (repeatable); -k keeps pytest's substring meaning",
+    )
     add("--conformance-report", metavar="PATH", help="write the JSON report")
     add("--conformance-report-md", metavar="PATH", help="write a Markdown summary (CI job page)")
-    add("--conformance-baseline", metavar="FILE",
-        help="known failures (python -m conformance baseline REPORT.json > FILE)")
-    add("--conformance-baseline-strict", action="store_true",
-        help="with a baseline: cases new since it was made fail the run too")
-    add("--conformance-expect-fail", action="append", default=[], metavar="CASE_ID",
-        help="a case your harness is known to fail (reported as expected-fail; repeatable)")
-    add("--conformance-timeout", type=float, metavar="SECONDS",
-        help=f"per harness call (default {DEFAULT_TIMEOUT_S:g})")
-    add("--conformance-deadline", type=float, metavar="SECONDS",
-        help="for the whole run: cases not reached by then are reported as not run")
-    add("--conformance-max-answer-bytes", type=int, metavar="N",
-        help=f"the largest answer line a harness may send (default {DEFAULT_MAX_ANSWER_BYTES})")
+    add(
+        "--conformance-baseline",
+        metavar="FILE",
+        help="known failures (python -m conformance baseline REPORT.json > FILE)",
+    )
+    add(
+        "--conformance-baseline-strict",
+        action="store_true",
+        help="with a baseline: cases new since it was made fail the run too",
+    )
+    add(
+        "--conformance-expect-fail",
+        action="append",
+        default=[],
+        metavar="CASE_ID",
+        help="a case your harness is known to fail (reported as expected-fail; repeatable)",
+    )
+    add(
+        "--conformance-timeout",
+        type=float,
+        metavar="SECONDS",
+        help=f"per harness call (default {DEFAULT_TIMEOUT_S:g})",
+    )
+    add(
+        "--conformance-deadline",
+        type=float,
+        metavar="SECONDS",
+        help="for the whole run: cases not reached by then are reported as not run",
+    )
+    add(
+        "--conformance-max-answer-bytes",
+        type=int,
+        metavar="N",
+        help=f"the largest answer line a harness may send (default {DEFAULT_MAX_ANSWER_BYTES})",
+    )
     add("--conformance-trace", metavar="FILE", help="record every request and answer (JSON Lines)")
-    add("--conformance-validate", action="store_true",
-        help="validate every answer against the protocol's JSON Schema (needs jsonschema)")
-    add("--conformance-snapshots", metavar="DIR",
-        help="compare with (and --snapshot-update into) your own snapshot directory")
+    add(
+        "--conformance-validate",
+        action="store_true",
+        help="validate every answer against the protocol's JSON Schema (needs jsonschema)",
+    )
+    add(
+        "--conformance-snapshots",
+        metavar="DIR",
+        help="compare with (and --snapshot-update into) your own snapshot directory",
+    )
     add("--conformance-list-cases", action="store_true",
         help="print the table of case IDs (markdown) instead of running them")  # fmt: skip
     parser.addini("conformance_harness", "harness under test (as --harness)", default="")
@@ -331,10 +387,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     """Start the clock; a SIGTERM ends the run as an interruption, so the report is written."""
     session.config.stash[STATE].started = time.monotonic()
     if hasattr(signal, "SIGTERM") and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-        try:
+        with contextlib.suppress(ValueError):  # not the main thread
             signal.signal(signal.SIGTERM, _interrupt)
-        except ValueError:
-            pass  # not the main thread
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -385,9 +439,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             )
         unknown_rules = [r for r in case_rules(item) if r not in book]
         if not case_rules(item) or unknown_rules:
-            raise pytest.UsageError(
-                f"case {case_id} must name rules of SPEC.md; unknown: {unknown_rules or 'none named'}"
-            )
+            named = unknown_rules or "none named"
+            raise pytest.UsageError(f"case {case_id} must name rules of SPEC.md; unknown: {named}")
         state.case_items[case_id] = item
         item.user_properties.append(("case_id", case_id))
         item.extra_keyword_matches.add(case_id)
@@ -427,7 +480,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 pytest.mark.xfail(reason=f"{case_id} declared as expected to fail", strict=True)
             )
         elif all(book[r].recommended for r in case_rules(item)):
-            item.add_marker(pytest.mark.xfail(reason="recommended: never fails a run", strict=False))
+            item.add_marker(
+                pytest.mark.xfail(reason="recommended: never fails a run", strict=False)
+            )
         if not explicit_seed and getattr(item.obj, "is_hypothesis_test", False):  # type: ignore[attr-defined]
             item.obj._hypothesis_internal_use_seed = case_seed(case_id)  # type: ignore[attr-defined]
 
@@ -578,7 +633,9 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
     except (pytest.skip.Exception, pytest.fail.Exception):
         raise
     except Exception as exc:
-        sentence = f"{type(exc).__name__}: {exc}" if not isinstance(exc, AssertionError) else str(exc)
+        sentence = (
+            f"{type(exc).__name__}: {exc}" if not isinstance(exc, AssertionError) else str(exc)
+        )
         judge.violations.append(Violation("behaviour", -1, sentence or type(exc).__name__, None))
         raise ConformanceFailure(judge.violations) from exc
     judge.check_unjudged_calls()
@@ -607,7 +664,9 @@ def pytest_runtest_makereport(
             "rules": case_rules(item),
         }
         if judge.violations:
-            data["verdicts"] = [v.to_json() for v in ConformanceFailure(judge.violations).violations]
+            data["verdicts"] = [
+                v.to_json() for v in ConformanceFailure(judge.violations).violations
+            ]
             data["calls"] = [record.to_json() for record in judge.calls]
         report.user_properties.append((DATA, json.loads(scrub(json.dumps(data)))))
     elif report.when == "setup" and report.failed:
@@ -615,7 +674,11 @@ def pytest_runtest_makereport(
     if report.failed and report.when in ("setup", "call"):
         report.sections.append(("conformance case", f"{case_id}: {_summary(item)}"))
         excinfo = call.excinfo
-        if judge is not None and excinfo is not None and isinstance(excinfo.value, ConformanceFailure):
+        if (
+            judge is not None
+            and excinfo is not None
+            and isinstance(excinfo.value, ConformanceFailure)
+        ):
             # The verdict is the failure: sentences, then the calls; no traceback of ours.
             report.longrepr = scrub(verdict_text(case_id, excinfo.value, judge))
     return report
@@ -649,7 +712,7 @@ class _Recorder:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Fold each phase into the report (and keep the verdict data out of JUnit)."""
         properties = dict(report.user_properties)
-        data = properties.get(DATA)
+        data = cast(JsonObject | None, properties.get(DATA))
         if not hasattr(self.state.config, "workerinput"):  # an xdist worker passes it on
             report.user_properties = [p for p in report.user_properties if p[0] != DATA]
         case_id = properties.get("case_id")
@@ -754,7 +817,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     elif any(r.outcome == "not-run" for r in report.cases.values()):
         report.incomplete("the run stopped before every case ran (-x or --maxfail?)")
     if state.baseline is not None:
-        state.baseline.apply(report, strict_new=bool(config.getoption("conformance_baseline_strict")))
+        state.baseline.apply(
+            report, strict_new=bool(config.getoption("conformance_baseline_strict"))
+        )
     state.write_reports()
     ours = report.exit_status()
     if session.exitstatus == pytest.ExitCode.OK or (

@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 import re
 import secrets as _random
-from dataclasses import dataclass
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Final
 
 SECRET_NAME_MARKERS: Final = ("KEY", "TOKEN", "SECRET", "PASSWORD")

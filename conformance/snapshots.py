@@ -129,7 +129,9 @@ def behaviour_of(records: Sequence[JsonObject]) -> list[Json]:
         kind, data = record.get("type"), record.get("data") or {}
         if kind == "assistant/message":
             blocks = data.get("content") or []
-            shape.append([kind, [b.get("name", b.get("type")) for b in blocks if isinstance(b, dict)]])
+            shape.append(
+                [kind, [b.get("name", b.get("type")) for b in blocks if isinstance(b, dict)]]
+            )
         elif kind == "tool/call":
             shape.append([kind, data.get("name")])
         elif kind == "tool/result":
@@ -168,11 +170,14 @@ def transcript_difference(name: str, records: Sequence[JsonObject], root: str) -
     theirs, mine = visible_strings(pinned), visible_strings(ours)
     for where in sorted(set(theirs) | set(mine)):
         if theirs.get(where) != mine.get(where):
-            return f"{where}: the model saw {mine.get(where)!r} where {theirs.get(where)!r} is pinned"
+            return (
+                f"{where}: the model saw {mine.get(where)!r} where {theirs.get(where)!r} is pinned"
+            )
     for index, (a, b) in enumerate(zip(ours.splitlines(), pinned.splitlines(), strict=False)):
         if a != b:
             return f"record {index}: {a[:200]!r} where {b[:200]!r} is pinned"
-    return f"the transcript has {len(ours.splitlines())} records where {len(pinned.splitlines())} are pinned"
+    counts = len(ours.splitlines()), len(pinned.splitlines())
+    return f"the transcript has {counts[0]} records where {counts[1]} are pinned"
 
 
 # -- the old → new diff of model-visible strings --------------------------------------------

@@ -134,9 +134,7 @@ class Judge:
         for level in LEVELS:
             if level not in self.levels:
                 outcomes[level] = "not-run"
-            elif any(v.level == level for v in self.violations):
-                outcomes[level] = "failed"
-            elif failed_by_exception:
+            elif any(v.level == level for v in self.violations) or failed_by_exception:
                 outcomes[level] = "failed"
             elif self.checks[level]:
                 outcomes[level] = "passed"
@@ -171,8 +169,10 @@ def shorten(value: object, limit: int = _SHOWN) -> str:
 
 def differ(actual: object, expected: object) -> str:
     """``was X where Y was expected``, pointing at the first difference of two long strings."""
-    if isinstance(actual, str) and isinstance(expected, str) and (
-        len(actual) > _SHOWN or len(expected) > _SHOWN
+    if (
+        isinstance(actual, str)
+        and isinstance(expected, str)
+        and (len(actual) > _SHOWN or len(expected) > _SHOWN)
     ):
         at = next(
             (i for i, (a, b) in enumerate(zip(actual, expected, strict=False)) if a != b),
@@ -202,7 +202,8 @@ def verdict_text(case_id: str, failure: ConformanceFailure, judge: Judge) -> str
             if call.result is not None:
                 result = call.result
                 flag = result.get("isError")
-                blocks = result.get("content") if isinstance(result.get("content"), list) else []
+                content = result.get("content")
+                blocks = content if isinstance(content, list) else []
                 text = " ".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict))
                 error = f" {result['error']}" if "error" in result else ""
                 lines.append(f"     → isError {str(flag).lower()}{error}: {shorten(text, 300)}")

@@ -56,7 +56,9 @@ class Change:
             return f"{quoted} deleted"
         assert before is not None
         if before.kind != after.kind:
-            return f"{quoted} turned from a {_kind_word(before.kind)} into a {_kind_word(after.kind)}"
+            return (
+                f"{quoted} turned from a {_kind_word(before.kind)} into a {_kind_word(after.kind)}"
+            )
         parts = []
         if not before.same_content(after):
             if after.kind == "link":
@@ -98,9 +100,9 @@ class Watch:
     def snapshot(self) -> Snapshot:
         """Everything under the watched directories, right now."""
         found: Snapshot = {}
-        _walk(self.base, found, lambda p: self.name(p))
+        _walk(self.base, found, self.name)
         for label, directory in self.extra.items():
-            _walk(directory, found, lambda p, label=label: self.name(p, label))  # type: ignore[misc]
+            _walk(directory, found, lambda p, label=label: self.name(p, label))
         return found
 
     def inside(self, name: str) -> bool:
@@ -166,7 +168,9 @@ def _entry(path: Path) -> Entry:
 def content_entry(content: bytes, mode: int | None = None) -> Entry:
     """The entry a file holding ``content`` would have (mode ``-1`` means "any")."""
     digest = hashlib.blake2b(content, digest_size=16).digest()
-    return Entry("file", -1 if mode is None else mode, len(content), digest, content[:_PREVIEW_BYTES])
+    return Entry(
+        "file", -1 if mode is None else mode, len(content), digest, content[:_PREVIEW_BYTES]
+    )
 
 
 def describe_all(changes: Sequence[Change]) -> str:

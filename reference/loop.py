@@ -46,6 +46,8 @@ class AgentLoop:
         self.model = model
         self.log = log if log is not None else SessionLog(cwd=workspace.root)
         self._environ = environ
+        if model.api_key:  # the provider's key is a secret of every failure text (SPEC §1.4)
+            workspace.protect([model.api_key])
         self._turn = 0
 
     def run_turn(self, prompt: str) -> None:
@@ -93,7 +95,7 @@ class AgentLoop:
         return secret_values(environ, api_key=self.model.api_key)
 
     def _fail(self, turn: int, step: int, failure: object) -> None:
-        """Record a failed step; its text is redacted whatever it was (SPEC {secret.redact.everywhere})."""
+        """Record a failed step; its text is redacted whatever it was (SPEC §1.4)."""
         err = to_error(failure)
         scrub = redactor(self._secrets())
         try:

@@ -43,7 +43,7 @@ class Workspace:
         self._local = LocalFs(max_read_bytes=max_read_bytes)
         provider = SandboxFs(self._local, sandbox, (self.root, *writable_roots))
         # Failure text never carries a secret of this environment (SPEC §1.4).
-        self.redact = redactor(secret_values(os.environ if environ is None else environ))
+        self._secrets = secret_values(os.environ if environ is None else environ)
         self._registry = ToolRegistry(self.redact)
         fs_tools = FsTools(provider, cwd=self.root, policy=self.policy, sandbox_mode=sandbox)
         for tool in fs_tools.tools():
@@ -53,6 +53,16 @@ class Workspace:
                 self._registry.register(tool)
         self._ids = itertools.count(1)
         self._ids_lock = threading.Lock()
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret this session knows replaced by ``[REDACTED]``."""
+        return redactor(self._secrets)(text)
+
+    def protect(self, secrets: Sequence[str]) -> None:
+        """Also keep these values (a model provider's API key) out of failure text."""
+        self._secrets = tuple(
+            sorted({*self._secrets, *(s for s in secrets if s)}, key=len, reverse=True)
+        )
 
     def register(self, tool: Tool) -> None:
         """Add a tool to this session."""

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -78,3 +79,10 @@ ONE_LINE_ERRORS = "ERROR"
 def error_lines(done: subprocess.CompletedProcess[str]) -> list[str]:
     """The ERROR lines a run printed (a bad input must give exactly one)."""
     return [line for line in (done.stdout + done.stderr).splitlines() if line.startswith("ERROR")]
+
+
+def cases(data: dict[str, object]) -> list[dict[str, Any]]:
+    """The case entries of a JSON report."""
+    found = data["cases"]
+    assert isinstance(found, list)
+    return found

@@ -10,8 +10,8 @@ import stat
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pyfakefs.fake_filesystem import FakeFilesystem
@@ -92,7 +92,7 @@ def test_resolve_refuses_a_nul_character_even_one_cancelled_by_dotdot(
     local: LocalFs, tmp_path: Path
 ) -> None:
     for path in ["a\0b", "x\0/../y.txt"]:
-        with pytest.raises(ValueError, match="^file_path must not contain NUL characters$"):
+        with pytest.raises(ValueError, match=r"^file_path must not contain NUL characters$"):
             local.resolve(path, str(tmp_path))
 
 
@@ -490,9 +490,11 @@ def test_a_fifo_swapped_in_after_the_stat_is_caught_by_fstat(
     (tmp_path / "pipe").write_text("regular at first\n")
     swapped = False
 
-    def swapping_stat(path: str | int) -> os.stat_result:
+    def swapping_stat(
+        path: str | int, *, dir_fd: int | None = None, follow_symlinks: bool = True
+    ) -> os.stat_result:
         nonlocal swapped
-        st = os.stat(path)
+        st = os.stat(path, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
         if isinstance(path, str) and not swapped:
             swapped = True
             os.unlink(tmp_path / "pipe")

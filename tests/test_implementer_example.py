@@ -47,12 +47,16 @@ def test_the_conformance_session_passes_with_its_baseline(example: tuple[Path, P
     assert outcomes["PRV-019"] == "expected-fail"
     assert data["baseline"]["listed"] == 2
     assert "failed" not in outcomes.values()
-    assert '<property name="case_id" value="PRV-019"' in (copy / "reports" / "junit.xml").read_text()
+    assert (
+        '<property name="case_id" value="PRV-019"' in (copy / "reports" / "junit.xml").read_text()
+    )
     summary = (copy / "reports" / "summary.md").read_text()
     assert summary.startswith("## Harness conformance: acme-harness 0.3.0 — passed")
 
 
-def test_an_intentional_wording_change_is_repinned_with_its_diff(example: tuple[Path, Path]) -> None:
+def test_an_intentional_wording_change_is_repinned_with_its_diff(
+    example: tuple[Path, Path],
+) -> None:
     copy, envdir = example
     package = copy / "acme_harness" / "__init__.py"
     package.write_text(package.read_text().replace('"File saved"', '"Changes saved"'))
@@ -63,11 +67,20 @@ def test_an_intentional_wording_change_is_repinned_with_its_diff(example: tuple[
     repinned = nox(copy, envdir, "-s", "repin")
     assert repinned.returncode == 0, repinned.stdout[-3000:] + repinned.stderr[-3000:]
     output = repinned.stdout + repinned.stderr
-    assert "test_scenarios.ambr::test_scenario_transcript[fs-stale-write] call_4 result[0]" in output
-    assert "  - '<path>{{cwd}}/todo.txt</path>\\n<type>file</type>\\n<content>\\nFile saved\\n</content>'" in output
-    assert "  + '<path>{{cwd}}/todo.txt</path>\\n<type>file</type>\\n<content>\\nChanges saved\\n</content>'" in output
+    assert (
+        "test_scenarios.ambr::test_scenario_transcript[fs-stale-write] call_4 result[0]" in output
+    )
+    assert (
+        "  - '<path>{{cwd}}/todo.txt</path>\\n<type>file</type>\\n<content>\\nFile saved\\n</content>'"
+        in output
+    )
+    assert (
+        "  + '<path>{{cwd}}/todo.txt</path>\\n<type>file</type>\\n<content>\\nChanges saved\\n</content>'"
+        in output
+    )
     pinned = (copy / "conformance-snapshots" / "test_scenarios.ambr").read_text()
-    assert "Changes saved" in pinned and "File saved" not in pinned
+    assert "Changes saved" in pinned
+    assert "File saved" not in pinned
     after = nox(copy, envdir, "-s", "conformance")
     assert after.returncode == 0, after.stdout[-3000:]
 

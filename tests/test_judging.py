@@ -9,7 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.suite import REPO, by_area, case_of, error_lines, fixture, outcomes, report, run_suite
+from tests.suite import (
+    REPO,
+    by_area,
+    case_of,
+    cases,
+    error_lines,
+    fixture,
+    outcomes,
+    report,
+    run_suite,
+)
 
 TOOLS_ONLY = fixture("tools_only:harness")
 WORDING = str(REPO / "tests" / "fixtures" / "tools_only.toml")
@@ -66,12 +76,14 @@ def test_without_its_table_only_wording_fails(tmp_path: Path) -> None:
                      cwd=tmp_path)  # fmt: skip
     assert done.returncode == 1
     data = report(path)
-    levels = {c["id"]: c["levels"] for c in data["cases"]}  # type: ignore[union-attr]
+    levels = {c["id"]: c["levels"] for c in cases(data)}
     assert levels["GRD-001"] == {"behaviour": "passed", "wording": "failed"}
     assert levels["PRV-002"] == {"behaviour": "passed", "wording": "failed"}
     assert levels["GRD-004"] == {"behaviour": "passed", "wording": "not-applicable"}  # a code only
     verdict = case_of(data, "PRV-002")["verdicts"][0]["verdict"]  # type: ignore[index]
-    assert verdict.startswith("read of \"nope.txt\": the model saw text that was 'Error: File not found: ")
+    assert verdict.startswith(
+        'read of "nope.txt": the model saw text that was \'Error: File not found: '
+    )
     assert "SPEC §3.4 {fs.msg.read-missing}" in verdict
 
 
@@ -82,7 +94,7 @@ def test_the_behaviour_level_alone_passes_without_a_table(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stdout[-3000:]
     data = report(path)
     assert data["level"] == "behaviour"
-    assert {c["levels"]["wording"] for c in data["cases"]} == {"not-run"}  # type: ignore[union-attr,index]
+    assert {c["levels"]["wording"] for c in cases(data)} == {"not-run"}
     assert "level: behaviour only" in done.stdout
 
 
@@ -105,7 +117,9 @@ def non_atomic(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str
     return path, report(path)
 
 
-def test_a_real_defect_is_named_by_its_behaviour(non_atomic: tuple[Path, dict[str, object]]) -> None:
+def test_a_real_defect_is_named_by_its_behaviour(
+    non_atomic: tuple[Path, dict[str, object]],
+) -> None:
     _, data = non_atomic
     failed = {case for case, outcome in outcomes(data).items() if outcome == "failed"}
     assert {"PUB-001", "PUB-002", "PUB-003"} <= failed
@@ -114,7 +128,9 @@ def test_a_real_defect_is_named_by_its_behaviour(non_atomic: tuple[Path, dict[st
     assert first.startswith("""write of "a.txt" accepted, but "b.txt" overwritten (12 → 12 bytes""")
     if outcomes(data)["PUB-006"] == "failed":  # a tmpfs could be mounted here
         full = case_of(data, "PUB-006")["verdicts"][0]["verdict"]  # type: ignore[index]
-        assert full.startswith('write of "small/a.txt" refused, yet "small/a.txt" overwritten (3600 → 65536 bytes')
+        assert full.startswith(
+            'write of "small/a.txt" refused, yet "small/a.txt" overwritten (3600 → 65536 bytes'
+        )
 
 
 def test_partial_options_make_cases_not_applicable(tmp_path: Path) -> None:
@@ -123,11 +139,13 @@ def test_partial_options_make_cases_not_applicable(tmp_path: Path) -> None:
                      str(path), cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:]
     data = report(path)
-    reasons = {c["id"]: c.get("message") for c in data["cases"] if c["outcome"] == "not-applicable"}  # type: ignore[union-attr]
+    reasons = {c["id"]: c.get("message") for c in cases(data) if c["outcome"] == "not-applicable"}
     assert reasons["PRV-011"] == "not applicable: needs the option maxReadBytes"
     assert reasons["SBX-001"] == "not applicable: needs the sandbox mode workspace-write"
     assert reasons["REG-001"] == "not applicable: needs the option probe"
-    assert reasons["GRD-021"] == "not applicable: needs paths any (the harness takes relative paths)"
+    assert (
+        reasons["GRD-021"] == "not applicable: needs paths any (the harness takes relative paths)"
+    )
     assert reasons["LOOP-001"] == "not applicable: needs the loop capability"
     assert "TAX-001" not in reasons
     assert "   12 cases: needs the option probe" in done.stdout
@@ -137,8 +155,8 @@ def test_partial_options_make_cases_not_applicable(tmp_path: Path) -> None:
 
 
 def _baseline(source: Path, cwd: Path) -> Path:
-    import subprocess  # noqa: PLC0415
-    import sys  # noqa: PLC0415
+    import subprocess
+    import sys
 
     done = subprocess.run(
         [sys.executable, "-m", "conformance", "baseline", str(source)],
@@ -221,8 +239,8 @@ def test_a_malformed_baseline_is_one_line(tmp_path: Path, content: str, problem:
 
 
 def test_a_malformed_report_is_one_line(tmp_path: Path) -> None:
-    import subprocess  # noqa: PLC0415
-    import sys  # noqa: PLC0415
+    import subprocess
+    import sys
 
     bad = tmp_path / "r.json"
     bad.write_text('{"cases": [{"id": 5}]}')

@@ -8,7 +8,6 @@ behaviour the suite sees through the bridge is the reference's.
 from __future__ import annotations
 
 import json
-import re
 import shlex
 import subprocess
 import sys

@@ -36,17 +36,25 @@ def test_the_example_passes_the_behaviour_level(node: str, tmp_path: Path) -> No
     harness = data["harness"]
     assert isinstance(harness, dict)
     assert (harness["name"], harness["language"], harness["capabilities"]) == (
-        "example-node-harness", "javascript", ["tools"]
+        "example-node-harness",
+        "javascript",
+        ["tools"],
     )
     assert by_area(data, "failed") == {}
     found = outcomes(data)
-    assert all(found[case] == "passed" for case in found if case.startswith(("GRD-", "DEL-")) and found[case] != "not-applicable")
+    assert all(
+        found[case] == "passed"
+        for case in found
+        if case.startswith(("GRD-", "DEL-")) and found[case] != "not-applicable"
+    )
     assert sum(outcome == "passed" for outcome in found.values()) >= 90
     # Node has no flock: the recommended cross-process case shows, and never fails the run.
     assert found["PUB-010"] in ("recommended-fail", "passed")
 
 
 def test_the_kits_own_tests_pass(node: str) -> None:
-    done = subprocess.run([node, "--test"], cwd=NODE_KIT, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [node, "--test"], cwd=NODE_KIT, capture_output=True, text=True, check=False
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "# fail 0" in done.stdout

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ def test_the_schema_is_valid_draft_2020_12() -> None:
 
 
 @pytest.fixture
-def served(tmp_path: Path) -> subprocess.Popen[str]:
+def served(tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
     """``python -m conformance.serve --harness reference`` with pipes."""
     child = subprocess.Popen(
         [sys.executable, "-m", "conformance.serve", "--harness", "tests.fixtures.hostile:prints"],
@@ -40,7 +41,8 @@ def served(tmp_path: Path) -> subprocess.Popen[str]:
 
 
 def _exchange(child: subprocess.Popen[str], *requests: object) -> list[dict[str, object]]:
-    assert child.stdin is not None and child.stdout is not None
+    assert child.stdin is not None
+    assert child.stdout is not None
     for request in requests:
         child.stdin.write((request if isinstance(request, str) else json.dumps(request)) + "\n")
     child.stdin.flush()
@@ -76,15 +78,20 @@ def test_serve_answers_bad_requests_with_errors(served: subprocess.Popen[str]) -
         {"id": 5, "method": "teleport", "params": {}},
         {"id": 6, "method": "open_workspace", "params": {}},
     )
-    assert not_json["id"] is None and str(not_json["error"]["message"]).startswith("not JSON")  # type: ignore[index]
+    assert not_json["id"] is None
+    assert str(not_json["error"]["message"]).startswith("not JSON")  # type: ignore[index]
     assert unknown == {"id": 5, "error": {"message": "unknown method 'teleport'"}}
     assert missing == {"id": 6, "error": {"message": "KeyError: 'root'"}}
 
 
-def test_serve_answers_concurrent_requests_each_by_its_id(served: subprocess.Popen[str], tmp_path: Path) -> None:
+def test_serve_answers_concurrent_requests_each_by_its_id(
+    served: subprocess.Popen[str], tmp_path: Path
+) -> None:
     root = tmp_path / "ws"
     root.mkdir()
-    (opened,) = _exchange(served, {"id": 1, "method": "open_workspace", "params": {"root": str(root), "options": {}}})
+    (opened,) = _exchange(
+        served, {"id": 1, "method": "open_workspace", "params": {"root": str(root), "options": {}}}
+    )
     requests = [{"id": 10 + i, "method": "call_tool", "params": {
         "session": opened["result"], "name": "write", "arguments": {"file_path": f"f{i}.txt", "content": str(i)}}}
         for i in range(8)]  # fmt: skip
@@ -93,7 +100,9 @@ def test_serve_answers_concurrent_requests_each_by_its_id(served: subprocess.Pop
     assert all(a["result"]["isError"] is False for a in answers)  # type: ignore[index]
 
 
-def test_serve_reports_an_interruption_as_propagated(served: subprocess.Popen[str], tmp_path: Path) -> None:
+def test_serve_reports_an_interruption_as_propagated(
+    served: subprocess.Popen[str], tmp_path: Path
+) -> None:
     root = tmp_path / "ws"
     root.mkdir()
     (opened,) = _exchange(served, {"id": 1, "method": "open_workspace",
@@ -139,11 +148,15 @@ def test_an_answer_outside_the_protocol_fails_the_call(answer: str, failure: str
 
 
 def test_a_child_that_exits_names_its_status_and_stderr() -> None:
-    transport = _child("import sys; sys.stderr.write('boom: config missing\\n'); sys.exit(3)", timeout_s=10)
+    transport = _child(
+        "import sys; sys.stderr.write('boom: config missing\\n'); sys.exit(3)", timeout_s=10
+    )
     with pytest.raises(HarnessCallError) as info:
         transport.call("describe", {})
     message = str(info.value)
-    assert message.startswith("describe failed: the harness exited with status 3; the last lines of its stderr:")
+    assert message.startswith(
+        "describe failed: the harness exited with status 3; the last lines of its stderr:"
+    )
     assert "boom: config missing" in message
 
 
@@ -158,7 +171,7 @@ def test_an_oversized_answer_fails_without_being_kept() -> None:
 def test_three_timeouts_in_a_row_declare_the_harness_dead() -> None:
     transport = _child("import time; time.sleep(3600)", timeout_s=0.2)
     for _ in range(2):
-        with pytest.raises(HarnessCallError, match="did not answer within 0.2 s"):
+        with pytest.raises(HarnessCallError, match=r"did not answer within 0\.2 s"):
             transport.call("call_tool", {"name": "read"})
     with pytest.raises(HarnessDead, match="the harness is dead: 3 calls in a row timed out"):
         transport.call("call_tool", {"name": "read"})
@@ -188,7 +201,9 @@ def test_a_paused_mutation_lets_the_suite_act_then_resumes(tmp_path: Path) -> No
     transport = Stdio([sys.executable, "-m", "conformance.serve", "--harness", "reference"],
                       label="reference", env=ENV, timeout_s=30)  # fmt: skip
     seen: list[tuple[str, str, bool]] = []
-    transport.set_pause_handler(lambda session, point: seen.append((session, point, (root / "new.txt").exists())))
+    transport.set_pause_handler(
+        lambda session, point: seen.append((session, point, (root / "new.txt").exists()))
+    )
     try:
         session = transport.call("open_workspace", {"root": str(root), "options": {}})
         transport.call("arm_pause", {"session": session, "point": "staged"})
@@ -220,7 +235,10 @@ def test_requests_from_many_threads_share_one_child() -> None:
                       label="reference", env=ENV, timeout_s=30)  # fmt: skip
     answers: list[object] = []
     try:
-        threads = [threading.Thread(target=lambda: answers.append(transport.call("describe", {}))) for _ in range(16)]
+        threads = [
+            threading.Thread(target=lambda: answers.append(transport.call("describe", {})))
+            for _ in range(16)
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:

@@ -48,7 +48,11 @@ def test_an_incomplete_report_never_exits_zero() -> None:
 
 
 def test_a_long_verdict_keeps_its_rule_in_one_line() -> None:
-    verdict = "write of a.txt " + "x" * 400 + "; SPEC §4.1 {policy.write-intent}: write intent: never observed"
+    verdict = (
+        "write of a.txt "
+        + "x" * 400
+        + "; SPEC §4.1 {policy.write-intent}: write intent: never observed"
+    )
     line = _one_line(verdict)
     assert len(line) <= 220
     assert line.endswith("…; SPEC §4.1 {policy.write-intent}")

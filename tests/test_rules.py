@@ -41,7 +41,9 @@ def test_every_rule_has_a_case(cited: dict[str, list[str]]) -> None:
 
 
 def test_every_case_cites_rules_that_exist(cited: dict[str, list[str]]) -> None:
-    unknown = {case: rule for case, rules in cited.items() for rule in rules if rule not in rule_book()}
+    unknown = {
+        case: rule for case, rules in cited.items() for rule in rules if rule not in rule_book()
+    }
     assert unknown == {}
     assert all(rules for rules in cited.values())
 
@@ -63,7 +65,7 @@ def test_rule_ids_are_unique_and_parsed_from_their_own_block() -> None:
         "a.two": Rule("a.two", "1", "second; mentions `a.one`.", False),
         "a.three": Rule("a.three", "1", "read, missing: CODE `msg`", False),
     }
-    with pytest.raises(ValueError, match="tags rule a.one twice"):
+    with pytest.raises(ValueError, match=r"tags rule a\.one twice"):
         parse_rules("- {#a.one} x\n- {#a.one} y\n")
 
 

@@ -44,7 +44,11 @@ def test_the_reference_adapter_passes_the_whole_suite(tmp_path: Path, transport:
     data = report(path)
     harness = data["harness"]
     assert isinstance(harness, dict)
-    assert (harness["name"], harness["version"], harness["language"]) == ("reference", "0.1.0", "python")
+    assert (harness["name"], harness["version"], harness["language"]) == (
+        "reference",
+        "0.1.0",
+        "python",
+    )
     assert harness["capabilities"] == ["tools", "taxonomy", "loop", "native", "toolErrors", "pause"]
     assert harness["capabilitiesInferred"] is False
     assert data["suite"] == {"name": "harness-conformance", "version": "0.1.0"}
@@ -94,7 +98,9 @@ def test_the_reference_adapter_passes_the_whole_suite(tmp_path: Path, transport:
         (["--conformance-timeout", "0"], "ERROR: --conformance-timeout must be positive, got 0.0"),
     ],
 )  # fmt: skip
-def test_bad_input_stops_the_run_with_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+def test_bad_input_stops_the_run_with_one_line(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
     done = run_suite(*args, cwd=tmp_path)
     assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
     errors = error_lines(done)
@@ -105,7 +111,9 @@ def test_bad_input_stops_the_run_with_one_line(tmp_path: Path, args: list[str], 
 
 def test_a_harness_that_fails_the_handshake_still_gets_a_report(tmp_path: Path) -> None:
     path = tmp_path / "report.json"
-    done = run_suite("--harness-cmd", "no-such-command", "--conformance-report", str(path), cwd=tmp_path)
+    done = run_suite(
+        "--harness-cmd", "no-such-command", "--conformance-report", str(path), cwd=tmp_path
+    )
     assert done.returncode == 4
     data = report(path)
     assert data["complete"] is False
@@ -136,7 +144,10 @@ def test_the_ini_option_names_the_harness(tmp_path: Path) -> None:
     )
     done = run_suite("-q", cwd=tmp_path)
     assert done.returncode == 4
-    assert 'harness "tests.fixtures.hooked:Incomplete": the tools capability' in done.stdout + done.stderr
+    assert (
+        'harness "tests.fixtures.hooked:Incomplete": the tools capability'
+        in done.stdout + done.stderr
+    )
 
 
 def test_the_option_beats_the_hook_and_the_hook_beats_the_ini(tmp_path: Path) -> None:
@@ -159,7 +170,9 @@ def test_the_option_beats_the_hook_and_the_hook_beats_the_ini(tmp_path: Path) ->
 def test_two_harnesses_at_once_are_refused(tmp_path: Path) -> None:
     done = run_suite("--harness", "reference", "--harness-cmd", "node x.mjs", cwd=tmp_path)
     assert done.returncode == 4
-    assert error_lines(done) == ["ERROR: choose one harness: --harness-cmd and --harness were both given"]
+    assert error_lines(done) == [
+        "ERROR: choose one harness: --harness-cmd and --harness were both given"
+    ]
 
 
 def test_unrelated_pytest_runs_are_left_alone(tmp_path: Path) -> None:
@@ -214,9 +227,12 @@ def test_expected_failures_are_reported_as_such(tmp_path: Path) -> None:
 
 
 def test_a_case_that_passes_against_expectation_fails(tmp_path: Path) -> None:
-    done = run_suite("-q", "--conformance-case", "TAX-001", "--conformance-expect-fail", "TAX-001", cwd=tmp_path)
+    done = run_suite(
+        "-q", "--conformance-case", "TAX-001", "--conformance-expect-fail", "TAX-001", cwd=tmp_path
+    )
     assert done.returncode == 1
-    assert "TAX-001" in done.stdout and "XPASS(strict)" in done.stdout
+    assert "TAX-001" in done.stdout
+    assert "XPASS(strict)" in done.stdout
 
 
 def test_unknown_expected_failures_are_refused(tmp_path: Path) -> None:
@@ -236,7 +252,10 @@ def test_failed_cases_are_listed_with_one_verdict_each(tmp_path: Path) -> None:
     assert failed[0][1].startswith("derive_messages was [")
     assert failed[0][1].endswith("…; SPEC §2.3 {history.fold}")
     assert "FAILED [DRV-001]" in done.stdout
-    assert "DRV-001: fold user, assistant and tool results into {role, …} messages, in order" in done.stdout
+    assert (
+        "DRV-001: fold user, assistant and tool results into {role, …} messages, in order"
+        in done.stdout
+    )
 
 
 def test_a_failure_shows_every_violation_and_the_calls_made(tmp_path: Path) -> None:
@@ -257,11 +276,16 @@ def test_a_failure_shows_every_violation_and_the_calls_made(tmp_path: Path) -> N
     calls = entry["calls"]
     assert isinstance(calls, list)
     assert [(c["tool"], c.get("expected")) for c in calls] == [
-        ("read", "accepted"), ("write", "accepted"), ("read", "accepted"), ("edit", "accepted")
+        ("read", "accepted"),
+        ("write", "accepted"),
+        ("read", "accepted"),
+        ("edit", "accepted"),
     ]
     assert calls[1]["result"]["isError"] is False
-    assert calls[1]["changes"] == ['"a.txt" overwritten (12 → 12 bytes: \'new content\\n\')',
-                                   '"b.txt" overwritten (12 → 12 bytes: \'new content\\n\')']
+    assert calls[1]["changes"] == [
+        "\"a.txt\" overwritten (12 → 12 bytes: 'new content\\n')",
+        "\"b.txt\" overwritten (12 → 12 bytes: 'new content\\n')",
+    ]
 
 
 def test_the_case_id_is_shown_beside_each_verbose_result(tmp_path: Path) -> None:

@@ -58,7 +58,10 @@ def test_concurrent_calls_are_answered_each_by_its_id(open_session: Callable[...
 @case("CON-003", rules=["proto.lines", "write.output"])
 def test_any_text_crosses_the_line_framing(session: Session, disk: Disk, w: Wording) -> None:
     """carry any text through one JSON line each way: separators, escapes, a 300 KB body"""
-    content = "".join(chr(c) for c in range(1, 0x3000) if not 0xD800 <= c < 0xE000) + "\u2028\u2029\r\n" * 50
+    content = (
+        "".join(chr(c) for c in range(1, 0x3000) if not 0xD800 <= c < 0xE000)
+        + "\u2028\u2029\r\n" * 50
+    )
     content = (content * 30)[:300_000]
     session.write("wide.txt", content).accepted("proto.lines", changes={"wide.txt": content}).says(
         w.write_output(disk.display("wide.txt"), created=True), "write.output")  # fmt: skip

@@ -25,7 +25,9 @@ def deleted(session: Session, disk: Disk) -> str:
 def test_write_to_a_deleted_target(session: Session, deleted: str, w: Wording) -> None:
     """refuse a guarded write to a deleted file with 'file no longer exists' and the remedy"""
     result = session.write("draft.txt", "better\n").refused("policy.dead-end")
-    result.says(w.remedied("fs.write_vanished", "FS_STALE_VERSION", p=deleted), "fs.msg.write-vanished")
+    result.says(
+        w.remedied("fs.write_vanished", "FS_STALE_VERSION", p=deleted), "fs.msg.write-vanished"
+    )
     result.code(STALE, "fs.msg.write-vanished")
 
 
@@ -33,7 +35,9 @@ def test_write_to_a_deleted_target(session: Session, deleted: str, w: Wording) -
 def test_edit_of_a_deleted_target(session: Session, deleted: str, w: Wording) -> None:
     """refuse a guarded edit of a deleted file as 'file changed since it was read' with the remedy"""
     result = session.edit("draft.txt", "first", "better").refused("policy.dead-end")
-    result.says(w.remedied("fs.changed", "FS_STALE_VERSION", op="edit", p=deleted), "fs.msg.edit-changed")
+    result.says(
+        w.remedied("fs.changed", "FS_STALE_VERSION", op="edit", p=deleted), "fs.msg.edit-changed"
+    )
     result.code(STALE, "fs.msg.edit-changed")
 
 
@@ -58,20 +62,28 @@ def test_retries_fail_the_same_way(session: Session, deleted: str, w: Wording) -
 
 
 @case("DEL-005", rules=["policy.dead-end", "fs.msg.changed"])
-def test_reappeared_target_still_needs_a_read(session: Session, disk: Disk, deleted: str, w: Wording) -> None:
+def test_reappeared_target_still_needs_a_read(
+    session: Session, disk: Disk, deleted: str, w: Wording
+) -> None:
     """refuse to replace the file once it exists again until it is freshly read"""
     session.write("draft.txt", "better\n").refused("policy.dead-end")
     disk.write("draft.txt", "second draft\n")
     result = session.write("draft.txt", "better\n").refused("policy.dead-end")
-    result.says(w.remedied("fs.changed", "FS_STALE_VERSION", op="write", p=deleted), "fs.msg.changed")
+    result.says(
+        w.remedied("fs.changed", "FS_STALE_VERSION", op="write", p=deleted), "fs.msg.changed"
+    )
     result.code(STALE, "fs.msg.changed")
 
 
 @case("DEL-006", rules=["policy.dead-end", "policy.record"])
-def test_fresh_read_ends_the_dead_end(session: Session, disk: Disk, deleted: str, w: Wording) -> None:
+def test_fresh_read_ends_the_dead_end(
+    session: Session, disk: Disk, deleted: str, w: Wording
+) -> None:
     """accept write and edit again once the reappeared file has been read"""
     disk.write("draft.txt", "second draft\n")
     session.read("draft.txt").accepted("policy.dead-end")
     session.write("draft.txt", "better draft\n").accepted("policy.dead-end", changes={"draft.txt": "better draft\n"}).says(
         w.write_output(deleted, created=False), "write.output")  # fmt: skip
-    session.edit("draft.txt", "better", "best").accepted("policy.record", changes={"draft.txt": "best draft\n"})
+    session.edit("draft.txt", "better", "best").accepted(
+        "policy.record", changes={"draft.txt": "best draft\n"}
+    )

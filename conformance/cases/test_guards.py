@@ -31,7 +31,9 @@ def test_unread_file_is_not_overwritten(session: Session, disk: Disk, w: Wording
 @case("GRD-002", rules=["policy.write-intent", "write.output"])
 def test_new_file_needs_no_read(session: Session, disk: Disk, w: Wording) -> None:
     """create a file that does not exist without a read"""
-    result = session.write("new.txt", "hi\n").accepted("policy.write-intent", changes={"new.txt": "hi\n"})
+    result = session.write("new.txt", "hi\n").accepted(
+        "policy.write-intent", changes={"new.txt": "hi\n"}
+    )
     result.says(w.write_output(disk.display("new.txt"), created=True), "write.output")
 
 
@@ -40,7 +42,9 @@ def test_read_file_is_replaced(session: Session, disk: Disk, w: Wording) -> None
     """replace a file after reading it"""
     disk.write("a.txt", "one\n")
     observe(session, "a.txt")
-    result = session.write("a.txt", "two\n").accepted("policy.write-intent", changes={"a.txt": "two\n"})
+    result = session.write("a.txt", "two\n").accepted(
+        "policy.write-intent", changes={"a.txt": "two\n"}
+    )
     result.says(w.write_output(disk.display("a.txt"), created=False), "write.output")
 
 
@@ -54,12 +58,16 @@ def test_external_write_makes_a_write_stale(session: Session, disk: Disk, w: Wor
 
 
 @case("GRD-005", rules=["fs.cas.version-before-match", "fs.msg.edit-changed", "remedy.texts"])
-def test_stale_edit_is_stale_before_it_is_not_found(session: Session, disk: Disk, w: Wording) -> None:
+def test_stale_edit_is_stale_before_it_is_not_found(
+    session: Session, disk: Disk, w: Wording
+) -> None:
     """check the version before matching: an edit of old text in a changed file is stale"""
     disk.write("c.ini", "port = 8080\n")
     observe(session, "c.ini")
     disk.replace("c.ini", "port = 9090\n")
-    result = session.edit("c.ini", "port = 8080", "port = 8081").refused("fs.cas.version-before-match")
+    result = session.edit("c.ini", "port = 8080", "port = 8081").refused(
+        "fs.cas.version-before-match"
+    )
     result.says(w.remedied("fs.changed", "FS_STALE_VERSION", op="edit", p=disk.display("c.ini")),
                 "remedy.texts").code(STALE, "fs.cas.version-before-match")  # fmt: skip
 
@@ -70,7 +78,9 @@ def test_same_size_rewrite_is_stale_for_edit(session: Session, disk: Disk) -> No
     disk.write("v.txt", "v1.0.0\n")
     observe(session, "v.txt")
     disk.same_size_rewrite("v.txt", "v2.0.0\n")
-    session.edit("v.txt", "v2.0.0", "v2.0.1").refused("fs.version.racy").code(STALE, "fs.version.changes")
+    session.edit("v.txt", "v2.0.0", "v2.0.1").refused("fs.version.racy").code(
+        STALE, "fs.version.changes"
+    )
 
 
 @case("GRD-007", rules=["fs.version.changes", "fs.version.racy"])
@@ -99,7 +109,9 @@ def test_failed_read_keeps_the_observation(session: Session, disk: Disk) -> None
     """keep the previous observation when a read fails"""
     disk.write("a.txt", "one\ntwo\n")
     observe(session, "a.txt")
-    session.read("a.txt", offset=9).refused("read.offset-range").code(fs("FS_NOT_FOUND"), "read.offset-range")
+    session.read("a.txt", offset=9).refused("read.offset-range").code(
+        fs("FS_NOT_FOUND"), "read.offset-range"
+    )
     session.write("a.txt", "fresh\n").accepted("policy.failed-read", changes={"a.txt": "fresh\n"})
 
 
@@ -120,7 +132,9 @@ def test_symlink_aliases_share_one_observation(session: Session, disk: Disk) -> 
     disk.symlink("alias.txt", "real.txt")
     observe(session, "alias.txt")
     session.write("real.txt", "two\n").accepted("policy.aliases", changes={"real.txt": "two\n"})
-    session.edit("alias.txt", "two", "three").accepted("policy.aliases", changes={"real.txt": "three\n"})
+    session.edit("alias.txt", "two", "three").accepted(
+        "policy.aliases", changes={"real.txt": "three\n"}
+    )
     disk.replace("real.txt", "theirs\n")
     session.edit("alias.txt", "theirs", "x").refused("policy.aliases").code(STALE, "policy.aliases")
 
@@ -159,7 +173,9 @@ def _race(sessions: list[Session], name: str) -> list[Result]:
 
 
 @case("GRD-013", rules=["fs.cas.one-winner", "proto.concurrent"])
-def test_concurrent_guarded_writes(open_session: Callable[..., Session], disk: Disk, judge: object) -> None:
+def test_concurrent_guarded_writes(
+    open_session: Callable[..., Session], disk: Disk, judge: object
+) -> None:
     """let exactly one of two guarded writes based on the same version succeed"""
     from conformance.verdict import Judge  # noqa: PLC0415
 
@@ -185,7 +201,9 @@ def test_concurrent_guarded_writes(open_session: Callable[..., Session], disk: D
 
 @case("GRD-014", rules=["policy.off", "write.output"])
 @needs(options=["unguarded"])
-def test_without_policy_tools_are_unguarded(open_session: Callable[..., Session], disk: Disk, w: Wording) -> None:
+def test_without_policy_tools_are_unguarded(
+    open_session: Callable[..., Session], disk: Disk, w: Wording
+) -> None:
     """run unguarded without the observation policy: write and edit without a read"""
     session = open_session(policy=False)
     disk.write("a.txt", "one\n")
@@ -236,7 +254,9 @@ def test_no_failed_read_refreshes_a_stale_observation(session: Session, disk: Di
     session.write("a.txt", "x\n").refused("policy.failed-read").code(STALE, "policy.failed-read")
     disk.replace("a.txt", "two\nlines\n")
     session.read("a.txt", offset=5).refused("read.offset-range")
-    session.edit("a.txt", "two", "2").refused("policy.failed-read").code(STALE, "policy.failed-read")
+    session.edit("a.txt", "two", "2").refused("policy.failed-read").code(
+        STALE, "policy.failed-read"
+    )
     disk.delete("a.txt")
     disk.path("a.txt").mkdir()
     session.read("a.txt").refused("fs.msg.not-regular")
@@ -263,7 +283,9 @@ def test_every_spelling_shares_one_guard(session: Session, disk: Disk) -> None:
     disk.write("sub/a.txt", "one\n")
     observe(session, "sub/../sub/a.txt")
     session.write("./sub/a.txt", "two\n").accepted("policy.aliases", changes={"sub/a.txt": "two\n"})
-    session.edit("sub//a.txt", "two", "three").accepted("policy.aliases", changes={"sub/a.txt": "three\n"})
+    session.edit("sub//a.txt", "two", "three").accepted(
+        "policy.aliases", changes={"sub/a.txt": "three\n"}
+    )
     disk.replace("sub/a.txt", "theirs\n")
     session.write("sub/./a.txt", "x").refused("policy.aliases").code(STALE, "policy.aliases")
 
@@ -275,7 +297,9 @@ def test_absolute_and_relative_spellings_share_one_guard(session: Session, disk:
     disk.write("a.txt", "one\n")
     observe(session, disk.display("a.txt"))
     session.edit("a.txt", "one", "two").accepted("policy.aliases", changes={"a.txt": "two\n"})
-    session.write(disk.display("a.txt"), "three\n").accepted("policy.aliases", changes={"a.txt": "three\n"})
+    session.write(disk.display("a.txt"), "three\n").accepted(
+        "policy.aliases", changes={"a.txt": "three\n"}
+    )
 
 
 @case("GRD-022", rules=["fs.order.write", "fs.msg.changed"])

@@ -65,13 +65,22 @@ def test_final_answer_completes_the_turn(client: Client, root: Path, judge: Judg
 @case("LOOP-003", rules=["loop.order"])
 def test_calls_then_results_in_order(client: Client, root: Path, judge: Judge) -> None:
     """append the assistant/message, every tool/call in order, then each tool/result in order"""
-    calls = [READ_A, {"name": "read", "arguments": {"file_path": "missing"}}, {"name": "nope", "arguments": {}}]
+    calls = [
+        READ_A,
+        {"name": "read", "arguments": {"file_path": "missing"}},
+        {"name": "nope", "arguments": {}},
+    ]
     events = play(client, root, [{"tool_calls": calls}, {"text": "DONE"}])
     judge.equal("the event types", [e["type"] for e in events], [
         "user/message", "assistant/message", "tool/call", "tool/call", "tool/call",
         "tool/result", "tool/result", "tool/result", "assistant/message", "turn/end",
     ], rule="loop.order")  # fmt: skip
-    judge.equal("the tool/call names", [c["name"] for c in of(events, "tool/call")], ["read", "read", "nope"], rule="loop.order")
+    judge.equal(
+        "the tool/call names",
+        [c["name"] for c in of(events, "tool/call")],
+        ["read", "read", "nope"],
+        rule="loop.order",
+    )
     judge.equal("the tool/result call ids", [r["callId"] for r in of(events, "tool/result")],
                 ["call_1", "call_2", "call_3"], rule="loop.order")  # fmt: skip
 
@@ -79,7 +88,11 @@ def test_calls_then_results_in_order(client: Client, root: Path, judge: Judge) -
 @case("LOOP-004", rules=["loop.numbering"])
 def test_call_ids_count_across_the_run(client: Client, root: Path, judge: Judge) -> None:
     """number calls call_1, call_2, … across the whole run, and steps from 1 per response"""
-    steps: list[Json] = [{"tool_calls": [READ_A, READ_A]}, {"tool_calls": [READ_A]}, {"text": "DONE"}]
+    steps: list[Json] = [
+        {"tool_calls": [READ_A, READ_A]},
+        {"tool_calls": [READ_A]},
+        {"text": "DONE"},
+    ]
     events = play(client, root, steps)
     judge.equal("(callId, step, turn) of each tool/call", [(c["callId"], c["step"], c["turn"]) for c in of(events, "tool/call")],
                 [("call_1", 1, 1), ("call_2", 1, 1), ("call_3", 2, 1)], rule="loop.numbering")  # fmt: skip
@@ -106,11 +119,20 @@ def test_raw_arguments_and_parsed_input(client: Client, root: Path, judge: Judge
 
 
 @case("LOOP-006", rules=["loop.result-error"])
-def test_results_carry_the_structured_error(client: Client, root: Path, judge: Judge, w: Wording) -> None:
+def test_results_carry_the_structured_error(
+    client: Client, root: Path, judge: Judge, w: Wording
+) -> None:
     """copy the structured error into tool/result, and omit it when there is none"""
-    steps: list[Json] = [{"tool_calls": [READ_A, {"name": "read", "arguments": {"file_path": "x"}}]}, {"text": "D"}]
+    steps: list[Json] = [
+        {"tool_calls": [READ_A, {"name": "read", "arguments": {"file_path": "x"}}]},
+        {"text": "D"},
+    ]
     ok, failed = of(play(client, root, steps), "tool/result")
-    judge.true("error" not in ok, f"a successful tool/result carries an error: {ok.get('error')!r}", rule="loop.result-error")
+    judge.true(
+        "error" not in ok,
+        f"a successful tool/result carries an error: {ok.get('error')!r}",
+        rule="loop.result-error",
+    )
     judge.equal("(isError, error) of the failed tool/result", (failed.get("isError"), failed.get("error")),
                 (True, {"name": "FsError", "code": "FS_NOT_FOUND"}), rule="loop.result-error")  # fmt: skip
     judge.equal("the content of the failed tool/result", failed.get("content"),
@@ -131,7 +153,9 @@ def test_returned_failure_value(client: Client, root: Path, judge: Judge) -> Non
 @case("LOOP-008", rules=["loop.failure", "script.raise"])
 def test_raised_provider_error(client: Client, root: Path, judge: Judge) -> None:
     """record a raised LlmError with its message and code, ending the turn"""
-    events = play(client, root, [{"raise": {"message": "slow down", "code": "RATE_LIMIT", "status": 429}}])
+    events = play(
+        client, root, [{"raise": {"message": "slow down", "code": "RATE_LIMIT", "status": 429}}]
+    )
     judge.equal("the last two events", events[-2:], [
         {"type": "error", "data": {"turn": 1, "step": 1, "message": "slow down", "code": "RATE_LIMIT"}},
         {"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "error", "message": "slow down", "code": "RATE_LIMIT"}}},
@@ -153,7 +177,14 @@ def test_external_steps_take_no_step(client: Client, root: Path, judge: Judge) -
     steps: list[Json] = [
         {"tool_calls": [READ_A]},
         {"external": [{"op": "write", "path": "a.txt", "content": "changed!\n"}]},
-        {"tool_calls": [{"name": "edit", "arguments": {"file_path": "a.txt", "old_string": "alpha", "new_string": "x"}}]},
+        {
+            "tool_calls": [
+                {
+                    "name": "edit",
+                    "arguments": {"file_path": "a.txt", "old_string": "alpha", "new_string": "x"},
+                }
+            ]
+        },
         {"text": "DONE"},
     ]
     events = play(client, root, steps)
@@ -161,16 +192,33 @@ def test_external_steps_take_no_step(client: Client, root: Path, judge: Judge) -
                 rule="script.external")  # fmt: skip
     judge.equal("the second result's error", of(events, "tool/result")[1].get("error"),
                 {"name": "FsError", "code": "FS_STALE_VERSION"}, rule="script.external.write")  # fmt: skip
-    judge.equal("a.txt after the run", (root / "a.txt").read_bytes(), b"changed!\n", rule="script.external.write")
+    judge.equal(
+        "a.txt after the run",
+        (root / "a.txt").read_bytes(),
+        b"changed!\n",
+        rule="script.external.write",
+    )
 
 
 @case("LOOP-011", rules=["log.header"])
 def test_session_header(client: Client, root: Path, judge: Judge) -> None:
     """start the log with {"type": "session", "version": 1, "id", "cwd": <root>}"""
-    header = client.scenario(str(root), {"name": "h", "workspace": {}, "prompt": "p", "steps": [{"text": "ok"}]})[0]
-    judge.equal("the header's keys", sorted(header), ["cwd", "id", "type", "version"], rule="log.header")
-    judge.true(isinstance(header.get("id"), str) and bool(header["id"]), f"the session id is {header.get('id')!r}", rule="log.header")
-    judge.true(header.get("cwd") in (str(root), str(root.resolve())), f"the header's cwd is {header.get('cwd')!r}", rule="log.header")
+    header = client.scenario(
+        str(root), {"name": "h", "workspace": {}, "prompt": "p", "steps": [{"text": "ok"}]}
+    )[0]
+    judge.equal(
+        "the header's keys", sorted(header), ["cwd", "id", "type", "version"], rule="log.header"
+    )
+    judge.true(
+        isinstance(header.get("id"), str) and bool(header["id"]),
+        f"the session id is {header.get('id')!r}",
+        rule="log.header",
+    )
+    judge.true(
+        header.get("cwd") in (str(root), str(root.resolve())),
+        f"the header's cwd is {header.get('cwd')!r}",
+        rule="log.header",
+    )
 
 
 @case("LOOP-012", rules=["script.external.write", "script.external.delete", "script.external.touch",
@@ -188,23 +236,48 @@ def test_external_operations(client: Client, root: Path, judge: Judge) -> None:
         {"text": "DONE"},
     ]  # fmt: skip
     events = play(client, root, steps, workspace=workspace)
-    judge.equal("the turn's end", of(events, "turn/end"), [{"turn": 1, "reason": {"kind": "completed"}}], rule="script.external")
-    judge.equal("sub/new.txt", (root / "sub" / "new.txt").read_bytes(), b"new\n", rule="script.external.write")
-    judge.true(not (root / "gone.txt").exists(), "gone.txt still exists after an external delete", rule="script.external.delete")
-    judge.equal("touched.txt", (root / "touched.txt").read_bytes(), b"t\n", rule="script.external.touch")
-    judge.equal("same.txt", (root / "same.txt").read_bytes(), b"BBB\n", rule="script.external.same-size")
+    judge.equal(
+        "the turn's end",
+        of(events, "turn/end"),
+        [{"turn": 1, "reason": {"kind": "completed"}}],
+        rule="script.external",
+    )
+    judge.equal(
+        "sub/new.txt",
+        (root / "sub" / "new.txt").read_bytes(),
+        b"new\n",
+        rule="script.external.write",
+    )
+    judge.true(
+        not (root / "gone.txt").exists(),
+        "gone.txt still exists after an external delete",
+        rule="script.external.delete",
+    )
+    judge.equal(
+        "touched.txt", (root / "touched.txt").read_bytes(), b"t\n", rule="script.external.touch"
+    )
+    judge.equal(
+        "same.txt", (root / "same.txt").read_bytes(), b"BBB\n", rule="script.external.same-size"
+    )
 
 
 @case("LOOP-013", rules=["loop.text-and-calls"])
 def test_text_and_tool_calls_in_one_response(client: Client, root: Path, judge: Judge) -> None:
     """record text then tool_use blocks in one assistant/message, and go on to the next step"""
-    events = play(client, root, [{"text": "Let me look.", "tool_calls": [READ_A]}, {"text": "DONE"}])
+    events = play(
+        client, root, [{"text": "Let me look.", "tool_calls": [READ_A]}, {"text": "DONE"}]
+    )
     first = of(events, "assistant/message")[0]
     judge.equal("the first assistant message", first["content"], [
         {"type": "text", "text": "Let me look."},
         {"type": "tool_use", "id": "call_1", "name": "read", "input": {"file_path": "a.txt"}},
     ], rule="loop.text-and-calls")  # fmt: skip
-    judge.equal("the steps", [m["step"] for m in of(events, "assistant/message")], [1, 2], rule="loop.text-and-calls")
+    judge.equal(
+        "the steps",
+        [m["step"] for m in of(events, "assistant/message")],
+        [1, 2],
+        rule="loop.text-and-calls",
+    )
 
 
 @case("LOOP-014", rules=["loop.failed-step", "script.external"])
@@ -219,10 +292,21 @@ def test_a_failed_step_after_external_steps(client: Client, root: Path, judge: J
 @case("LOOP-015", rules=["script.external.timing", "script.out-of-steps"])
 def test_when_external_steps_apply(client: Client, root: Path, judge: Judge) -> None:
     """never apply external steps after the final answer; apply them before the script runs out"""
-    play(client, root, [{"text": "DONE"}, {"external": [{"op": "write", "path": "late.txt", "content": "x"}]}])
+    play(
+        client,
+        root,
+        [{"text": "DONE"}, {"external": [{"op": "write", "path": "late.txt", "content": "x"}]}],
+    )
     judge.true(not (root / "late.txt").exists(), "an external step after the final answer was applied",
                rule="script.external.timing")  # fmt: skip
-    events = play(client, root, [{"tool_calls": [READ_A]}, {"external": [{"op": "write", "path": "early.txt", "content": "y"}]}])
+    events = play(
+        client,
+        root,
+        [
+            {"tool_calls": [READ_A]},
+            {"external": [{"op": "write", "path": "early.txt", "content": "y"}]},
+        ],
+    )
     judge.true((root / "early.txt").exists(), "an external step before the script ran out was not applied",
                rule="script.external.timing")  # fmt: skip
     judge.equal("the codes of the error events", [e.get("code") for e in of(events, "error")], ["EMPTY_RESPONSE"],
@@ -254,7 +338,9 @@ def test_touch_and_same_size_rewrite_exactly(client: Client, root: Path, judge: 
 def test_argument_json_is_compact_and_unescaped(client: Client, root: Path, judge: Judge) -> None:
     """send object arguments as compact JSON in their key order, non-ASCII and <>& unescaped"""
     arguments = {"file_path": "é <&> ü.txt", "limit": 3, "offset": 1}
-    events = play(client, root, [{"tool_calls": [{"name": "read", "arguments": arguments}]}, {"text": "D"}])
+    events = play(
+        client, root, [{"tool_calls": [{"name": "read", "arguments": arguments}]}, {"text": "D"}]
+    )
     judge.equal("the raw arguments", of(events, "tool/call")[0]["arguments"],
                 '{"file_path":"é <&> ü.txt","limit":3,"offset":1}', rule="script.tool-calls")  # fmt: skip
 
@@ -264,4 +350,9 @@ def test_every_event_has_exactly_type_and_data(client: Client, root: Path, judge
     """shape every event as exactly {"type", "data"}"""
     steps: list[Json] = [{"tool_calls": [READ_A]}, {"fail": "x"}]
     for event in play(client, root, steps):
-        judge.equal(f"the keys of a {event.get('type')} event", sorted(event), ["data", "type"], rule="loop.envelope")
+        judge.equal(
+            f"the keys of a {event.get('type')} event",
+            sorted(event),
+            ["data", "type"],
+            rule="loop.envelope",
+        )

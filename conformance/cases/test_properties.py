@@ -34,7 +34,16 @@ def probe(client: Client, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         yield session
 
 
-@case("PROP-001", rules=["remedy.stale", "remedy.not-observed", "remedy.code", "remedy.cause", "remedy.passthrough"])
+@case(
+    "PROP-001",
+    rules=[
+        "remedy.stale",
+        "remedy.not-observed",
+        "remedy.code",
+        "remedy.cause",
+        "remedy.passthrough",
+    ],
+)
 @needs("taxonomy")
 @given(message=TEXT, code=FS_CODE)
 def test_remedy_for_every_fs_error(client: Client, judge: Judge, message: str, code: str) -> None:
@@ -42,14 +51,24 @@ def test_remedy_for_every_fs_error(client: Client, judge: Judge, message: str, c
     original = client.error("FsError", message, code=code)
     ref, same = client.remediate({"handle": original})
     if code not in GUARDED:
-        judge.equal(f"remediate of an {code} FsError", (ref, same), ({"handle": original}, True), rule="remedy.passthrough")
+        judge.equal(
+            f"remediate of an {code} FsError",
+            (ref, same),
+            ({"handle": original}, True),
+            rule="remedy.passthrough",
+        )
         return
     described = client.inspect(str(ref.get("handle")))
     judge.equal(f"remediate of an {code} FsError gave (same, name, code)", (same, described["name"], described["code"]),
                 (False, "FsError", code), rule="remedy.code")  # fmt: skip
     judge.equal(f"the remedied {code} message", described["message"], message + client.wording(GUARDED[code]),
                 rule="remedy.stale" if code == "FS_STALE_VERSION" else "remedy.not-observed", level="wording")  # fmt: skip
-    judge.equal("the remedied error's cause", (described["cause"] or {}).get("handle"), original, rule="remedy.cause")
+    judge.equal(
+        "the remedied error's cause",
+        (described["cause"] or {}).get("handle"),
+        original,
+        rule="remedy.cause",
+    )
 
 
 @case("PROP-002", rules=["remedy.passthrough"])
@@ -59,7 +78,11 @@ def test_remedy_for_every_fs_error(client: Client, judge: Judge, message: str, c
 def test_remedy_passes_everything_else(client: Client, judge: Judge, kind: str, message: str, code: str,
                                        value: Json) -> None:  # fmt: skip
     """return every non-FsError error, and every plain value, as the same object"""
-    handle = client.error(kind, message, code=code) if kind != "Exception" else client.error(kind, message)
+    handle = (
+        client.error(kind, message, code=code)
+        if kind != "Exception"
+        else client.error(kind, message)
+    )
     judge.equal(f"remediate of a {kind} with code {code}", client.remediate({"handle": handle}), ({"handle": handle}, True),
                 rule="remedy.passthrough")  # fmt: skip
     judge.equal(f"remediate of the value {value!r}", client.remediate({"value": value}), ({"value": value}, True),
@@ -95,11 +118,18 @@ def test_to_error(client: Client, judge: Judge, value: Json, kind: str) -> None:
                rule="err.to-error.value")  # fmt: skip
     code = {"HarnessError": "C", "FsError": "FS_IO_ERROR"}.get(kind)
     error = client.error(kind, "m", code=code) if code else client.error(kind, "m")
-    judge.equal(f"to_error of a {kind}", client.to_error({"handle": error}), (error, True), rule="err.to-error.exception")
+    judge.equal(
+        f"to_error of a {kind}",
+        client.to_error({"handle": error}),
+        (error, True),
+        rule="err.to-error.exception",
+    )
 
 
 CHAIN_LINKS = st.lists(
-    st.tuples(st.sampled_from(["HarnessError", "FsError", "LlmError", "Exception"]), NON_EMPTY_TEXT),
+    st.tuples(
+        st.sampled_from(["HarnessError", "FsError", "LlmError", "Exception"]), NON_EMPTY_TEXT
+    ),
     min_size=1,
     max_size=6,
 )
@@ -111,8 +141,16 @@ def _build_chain(client: Client, links: list[tuple[str, str]], tail: Json | None
     handle = ""
     for index, (drawn, message) in enumerate(reversed(links)):
         # Only harness errors carry a non-exception cause.
-        kind = "HarnessError" if drawn == "Exception" and cause is not None and "value" in cause else drawn
-        extra: dict[str, Json] = {} if kind == "Exception" else {"code": {"FsError": "FS_IO_ERROR"}.get(kind, f"C{index}")}
+        kind = (
+            "HarnessError"
+            if drawn == "Exception" and cause is not None and "value" in cause
+            else drawn
+        )
+        extra: dict[str, Json] = (
+            {}
+            if kind == "Exception"
+            else {"code": {"FsError": "FS_IO_ERROR"}.get(kind, f"C{index}")}
+        )
         if cause is not None:
             extra["cause"] = cause
         handle = client.error(kind, message, **extra)
@@ -123,7 +161,9 @@ def _build_chain(client: Client, links: list[tuple[str, str]], tail: Json | None
 @case("PROP-005", rules=["chain.join", "chain.repeat", "chain.value"])
 @needs("taxonomy")
 @given(links=CHAIN_LINKS, tail=st.none() | EXACT_JSON.filter(lambda v: v is not None))
-def test_error_chain_of_any_chain(client: Client, judge: Judge, links: list[tuple[str, str]], tail: Json | None) -> None:
+def test_error_chain_of_any_chain(
+    client: Client, judge: Judge, links: list[tuple[str, str]], tail: Json | None
+) -> None:
     """render any chain as its messages joined by ': ', omitting a cause equal to its message"""
     handle = _build_chain(client, links, tail)
     rendered_tail = None if tail is None else spec.render_value(tail)
@@ -132,15 +172,23 @@ def test_error_chain_of_any_chain(client: Client, judge: Judge, links: list[tupl
 
 
 HARNESS_LINKS = st.lists(
-    st.tuples(st.sampled_from(["HarnessError", "FsError", "LlmError"]), NON_EMPTY_TEXT), min_size=1, max_size=6
+    st.tuples(st.sampled_from(["HarnessError", "FsError", "LlmError"]), NON_EMPTY_TEXT),
+    min_size=1,
+    max_size=6,
 )
-LEAVES = st.none() | EXACT_JSON.filter(lambda v: v is not None) | NON_EMPTY_TEXT.map(lambda m: ("Exception", m))
+LEAVES = (
+    st.none()
+    | EXACT_JSON.filter(lambda v: v is not None)
+    | NON_EMPTY_TEXT.map(lambda m: ("Exception", m))
+)
 
 
 @case("PROP-006", rules=["err.pickle"])
 @needs("taxonomy", "native")
 @given(links=HARNESS_LINKS, leaf=LEAVES)
-def test_causes_survive_pickling(client: Client, judge: Judge, links: list[tuple[str, str]], leaf: object) -> None:
+def test_causes_survive_pickling(
+    client: Client, judge: Judge, links: list[tuple[str, str]], leaf: object
+) -> None:
     """keep every message, code, name and cause of any harness error chain through pickling"""
     # A plain exception may only be the innermost cause: the language's own exceptions are not
     # required to keep *their* causes through pickling.
@@ -149,11 +197,18 @@ def test_causes_survive_pickling(client: Client, judge: Judge, links: list[tuple
     else:
         handle = _build_chain(client, links, leaf)
     copy = client.roundtrip(handle, "pickle")
-    judge.equal("error_chain after pickling", client.chain({"handle": copy}), client.chain({"handle": handle}), rule="err.pickle")
+    judge.equal(
+        "error_chain after pickling",
+        client.chain({"handle": copy}),
+        client.chain({"handle": handle}),
+        rule="err.pickle",
+    )
     original, restored = client.inspect(handle), client.inspect(copy)
     while isinstance(original, dict) and "name" in original:
         assert isinstance(restored, dict)
         for key in ("name", "code", "message", "text", "isHarnessError"):
-            judge.equal(f"the {key} after pickling", restored.get(key), original[key], rule="err.pickle")
+            judge.equal(
+                f"the {key} after pickling", restored.get(key), original[key], rule="err.pickle"
+            )
         original, restored = original["cause"], restored["cause"]
     judge.equal("the innermost cause after pickling", restored, original, rule="err.pickle")

@@ -27,9 +27,15 @@ def test_parent_segment_is_a_file(session: Session, disk: Disk, w: Wording) -> N
     for path in ["file.txt/child.txt", "file.txt/deeper/child.txt"]:
         text = w.fs_error("fs.parent_segment", p=disk.display(path))
         code = fs("FS_NOT_FOUND")
-        session.read(path).refused("fs.resolve.parent-segment").says(text, "fs.msg.parent-segment").code(code, "fs.msg.parent-segment")
-        session.write(path, "x").refused("fs.resolve.parent-segment").says(text, "fs.msg.parent-segment").code(code, "fs.msg.parent-segment")
-        session.edit(path, "a", "b").refused("fs.resolve.parent-segment").says(text, "fs.resolve.parent-segment").code(code, "fs.msg.parent-segment")
+        session.read(path).refused("fs.resolve.parent-segment").says(
+            text, "fs.msg.parent-segment"
+        ).code(code, "fs.msg.parent-segment")
+        session.write(path, "x").refused("fs.resolve.parent-segment").says(
+            text, "fs.msg.parent-segment"
+        ).code(code, "fs.msg.parent-segment")
+        session.edit(path, "a", "b").refused("fs.resolve.parent-segment").says(
+            text, "fs.resolve.parent-segment"
+        ).code(code, "fs.msg.parent-segment")
 
 
 @case("PRV-002", rules=["fs.msg.read-missing"])
@@ -46,7 +52,9 @@ def test_directory_is_not_a_regular_file(session: Session, disk: Disk, w: Wordin
     disk.path("dir").mkdir()
     p = disk.display("dir")
     for op, result in [("read", session.read("dir")), ("write", session.write("dir", "x"))]:
-        result.refused("fs.msg.not-regular").says(w.fs_error("fs.not_regular", op=op, p=p), "fs.msg.not-regular")
+        result.refused("fs.msg.not-regular").says(
+            w.fs_error("fs.not_regular", op=op, p=p), "fs.msg.not-regular"
+        )
         result.code(fs("FS_NOT_REGULAR_FILE"), "fs.order.write")
 
 
@@ -66,7 +74,9 @@ def _bounded(call: Callable[[], Result]) -> Result:
     worker.join(timeout=20)
     if errors:
         raise errors[0]
-    assert box, "the call blocked for 20 s: a FIFO must be opened without blocking (SPEC {fs.nonblocking})"
+    assert box, (
+        "the call blocked for 20 s: a FIFO must be opened without blocking (SPEC {fs.nonblocking})"
+    )
     return box[0]
 
 
@@ -77,9 +87,13 @@ def test_fifo_is_not_a_regular_file(session: Session, disk: Disk, w: Wording) ->
     p = disk.display("pipe")
     code = fs("FS_NOT_REGULAR_FILE")
     read = _bounded(lambda: session.read("pipe")).refused("fs.nonblocking")
-    read.says(w.fs_error("fs.not_regular", op="read", p=p), "fs.msg.not-regular").code(code, "fs.msg.not-regular")
+    read.says(w.fs_error("fs.not_regular", op="read", p=p), "fs.msg.not-regular").code(
+        code, "fs.msg.not-regular"
+    )
     write = _bounded(lambda: session.write("pipe", "x")).refused("fs.nonblocking")
-    write.says(w.fs_error("fs.not_regular", op="write", p=p), "fs.msg.not-regular").code(code, "fs.msg.not-regular")
+    write.says(w.fs_error("fs.not_regular", op="write", p=p), "fs.msg.not-regular").code(
+        code, "fs.msg.not-regular"
+    )
     edit = _bounded(lambda: session.edit("pipe", "a", "b")).refused("fs.nonblocking")
     edit.code(fs("FS_NOT_OBSERVED"), "policy.edit-intent")
 
@@ -90,7 +104,9 @@ def test_edit_of_a_directory(open_session: Callable[..., Session], disk: Disk, w
     """refuse to edit a directory: 'cannot edit "<p>": not a regular file'"""
     disk.path("dir").mkdir()
     result = open_session(policy=False).edit("dir", "a", "b").refused("fs.msg.not-regular")
-    result.says(w.fs_error("fs.not_regular", op="edit", p=disk.display("dir")), "fs.msg.not-regular")
+    result.says(
+        w.fs_error("fs.not_regular", op="edit", p=disk.display("dir")), "fs.msg.not-regular"
+    )
     result.code(fs("FS_NOT_REGULAR_FILE"), "fs.order.edit")
 
 
@@ -126,7 +142,10 @@ def test_read_invalid_utf8(session: Session, disk: Disk, w: Wording) -> None:
     """refuse invalid UTF-8 on read: 'cannot read "<p>": invalid UTF-8 text'"""
     disk.write("latin1.txt", b"caf\xe9\n")
     result = session.read("latin1.txt").refused("fs.msg.invalid-utf8")
-    result.says(w.fs_error("fs.invalid_utf8", op="read", p=disk.display("latin1.txt")), "fs.msg.invalid-utf8")
+    result.says(
+        w.fs_error("fs.invalid_utf8", op="read", p=disk.display("latin1.txt")),
+        "fs.msg.invalid-utf8",
+    )
     result.code(fs("FS_NOT_TEXT"), "fs.msg.invalid-utf8")
 
 
@@ -136,7 +155,10 @@ def test_edit_invalid_utf8(open_session: Callable[..., Session], disk: Disk, w: 
     """refuse invalid UTF-8 on edit: 'cannot edit "<p>": invalid UTF-8 text'"""
     disk.write("latin1.txt", b"caf\xe9\n")
     result = open_session(policy=False).edit("latin1.txt", "caf", "x").refused("fs.text.utf8")
-    result.says(w.fs_error("fs.invalid_utf8", op="edit", p=disk.display("latin1.txt")), "fs.msg.invalid-utf8")
+    result.says(
+        w.fs_error("fs.invalid_utf8", op="edit", p=disk.display("latin1.txt")),
+        "fs.msg.invalid-utf8",
+    )
     result.code(fs("FS_NOT_TEXT"), "fs.msg.invalid-utf8")
 
 
@@ -148,7 +170,10 @@ def test_too_large(open_session: Callable[..., Session], disk: Disk, w: Wording)
     disk.write("big.txt", "x" * 101)
     disk.write("fits.txt", "x" * 100)
     result = session.read("big.txt").refused("fs.msg.too-large")
-    result.says(w.fs_error("fs.too_large", p=disk.display("big.txt"), size=101, limit=100), "fs.msg.too-large")
+    result.says(
+        w.fs_error("fs.too_large", p=disk.display("big.txt"), size=101, limit=100),
+        "fs.msg.too-large",
+    )
     result.code(fs("FS_TOO_LARGE"), "fs.msg.too-large")
     session.read("fits.txt").accepted("fs.msg.too-large")
 
@@ -165,13 +190,20 @@ def test_permission_denied(session: Session, disk: Disk, w: Wording) -> None:
     observe(session, "ro.txt")
     disk.path("ro.txt").chmod(0o444)
     p = disk.display("ro.txt")
-    for op, result in [("write", session.write("ro.txt", "x")), ("edit", session.edit("ro.txt", "keep", "x"))]:
-        result.refused("fs.writable").says(w.fs_error("fs.permission", op=op, p=p), "fs.msg.permission")
+    for op, result in [
+        ("write", session.write("ro.txt", "x")),
+        ("edit", session.edit("ro.txt", "keep", "x")),
+    ]:
+        result.refused("fs.writable").says(
+            w.fs_error("fs.permission", op=op, p=p), "fs.msg.permission"
+        )
         result.code(fs("FS_PERMISSION_DENIED"), "fs.msg.permission")
     # Read-only and changed since the read: the permission speaks before the version.
     disk.replace("ro.txt", "theirs\n")
     disk.path("ro.txt").chmod(0o444)
-    session.write("ro.txt", "x").refused("fs.order.write").code(fs("FS_PERMISSION_DENIED"), "fs.order.write")
+    session.write("ro.txt", "x").refused("fs.order.write").code(
+        fs("FS_PERMISSION_DENIED"), "fs.order.write"
+    )
     assert stat.S_IMODE(os.stat(disk.path("ro.txt")).st_mode) == 0o444
 
 
@@ -181,7 +213,10 @@ def test_other_os_errors(session: Session, disk: Disk, w: Wording) -> None:
     name = "n" * 300
     for op, result in [("read", session.read(name)), ("write", session.write(name, "x"))]:
         result.refused("fs.msg.os-error")
-        result.says(w.fs_error("fs.io", op=op, p=disk.display(name), reason="file name too long"), "fs.msg.os-error")
+        result.says(
+            w.fs_error("fs.io", op=op, p=disk.display(name), reason="file name too long"),
+            "fs.msg.os-error",
+        )
         result.code(fs("FS_IO_ERROR"), "fs.msg.os-error")
 
 
@@ -214,7 +249,9 @@ def test_write_of_lone_surrogates(session: Session, disk: Disk, w: Wording) -> N
     for path, raw in [("a.txt", "x\\ud800y"), ("new.txt", "\\udfff")]:
         arguments = f'{{"file_path": "{session.spell(path)}", "content": "{raw}"}}'
         result = session.call("write", arguments).refused("fs.text.unencodable")
-        result.says(w.fs_error("fs.invalid_utf8", op="write", p=disk.display(path)), "fs.text.unencodable")
+        result.says(
+            w.fs_error("fs.invalid_utf8", op="write", p=disk.display(path)), "fs.text.unencodable"
+        )
         result.code(fs("FS_NOT_TEXT"), "fs.text.unencodable")
 
 
@@ -230,16 +267,23 @@ def test_edit_with_lone_surrogates(session: Session, disk: Disk, w: Wording) -> 
         f'{{"file_path": "{path}", "old_string": "k\\ud800", "new_string": "x"}}',
     ]:
         result = session.call("edit", raw).refused("fs.text.unencodable")
-        result.says(w.fs_error("fs.invalid_utf8", op="edit", p=disk.display("a.txt")), "fs.text.unencodable")
+        result.says(
+            w.fs_error("fs.invalid_utf8", op="edit", p=disk.display("a.txt")), "fs.text.unencodable"
+        )
         result.code(fs("FS_NOT_TEXT"), "fs.text.unencodable")
 
 
 @case("PRV-018", rules=["fs.msg.edit-changed", "remedy.texts"])
 @needs(options=["unguarded"])
-def test_unguarded_edit_of_a_missing_file(open_session: Callable[..., Session], disk: Disk, w: Wording) -> None:
+def test_unguarded_edit_of_a_missing_file(
+    open_session: Callable[..., Session], disk: Disk, w: Wording
+) -> None:
     """call an unguarded edit of a missing file stale: 'cannot edit "<p>": file changed since it was read'"""
     result = open_session(policy=False).edit("gone.txt", "a", "b").refused("fs.msg.edit-changed")
-    result.says(w.remedied("fs.changed", "FS_STALE_VERSION", op="edit", p=disk.display("gone.txt")), "remedy.texts")
+    result.says(
+        w.remedied("fs.changed", "FS_STALE_VERSION", op="edit", p=disk.display("gone.txt")),
+        "remedy.texts",
+    )
     result.code(fs("FS_STALE_VERSION"), "fs.msg.edit-changed")
 
 
@@ -248,7 +292,9 @@ def test_crlf_is_kept(session: Session, disk: Disk) -> None:
     """keep CRLF line endings through edit and write; an LF needle does not match a CRLF"""
     disk.write("w.txt", b"one\r\ntwo\r\n")
     observe(session, "w.txt")
-    session.edit("w.txt", "one\ntwo", "x").refused("edit.occurrences").code(fs("FS_EDIT_NOT_FOUND"), "edit.occurrences")
+    session.edit("w.txt", "one\ntwo", "x").refused("edit.occurrences").code(
+        fs("FS_EDIT_NOT_FOUND"), "edit.occurrences"
+    )
     session.edit("w.txt", "two", "2").accepted("fs.text.utf8", changes={"w.txt": b"one\r\n2\r\n"})
     session.write("w.txt", "a\r\nb\r\n").accepted("fs.text.utf8", changes={"w.txt": b"a\r\nb\r\n"})
 
@@ -256,7 +302,9 @@ def test_crlf_is_kept(session: Session, disk: Disk) -> None:
 @case("PRV-020", rules=["fs.publish.parents", "write.output"])
 def test_write_creates_parents(session: Session, disk: Disk, w: Wording) -> None:
     """create missing parent directories on write"""
-    result = session.write("deep/er/new.txt", "made\n").accepted("fs.publish.parents", changes={"deep/er/new.txt": "made\n"})
+    result = session.write("deep/er/new.txt", "made\n").accepted(
+        "fs.publish.parents", changes={"deep/er/new.txt": "made\n"}
+    )
     result.says(w.write_output(disk.display("deep/er/new.txt"), created=True), "write.output")
 
 
@@ -295,9 +343,15 @@ def test_no_temp_files_are_left(session: Session, disk: Disk) -> None:
 def test_bom_is_ordinary_text(session: Session, disk: Disk, w: Wording) -> None:
     """show a byte-order mark as text and keep it through edit and write"""
     disk.write("bom.txt", "\ufeffhello\nworld\n")
-    session.read("bom.txt").accepted("fs.text.utf8").says(w.read_output(disk.display("bom.txt"), "\ufeffhello\nworld\n"), "fs.text.utf8")
-    session.edit("bom.txt", "world", "there").accepted("fs.text.utf8", changes={"bom.txt": "\ufeffhello\nthere\n"})
-    session.edit("bom.txt", "\ufeffhello", "hi").accepted("fs.text.utf8", changes={"bom.txt": "hi\nthere\n"})
+    session.read("bom.txt").accepted("fs.text.utf8").says(
+        w.read_output(disk.display("bom.txt"), "\ufeffhello\nworld\n"), "fs.text.utf8"
+    )
+    session.edit("bom.txt", "world", "there").accepted(
+        "fs.text.utf8", changes={"bom.txt": "\ufeffhello\nthere\n"}
+    )
+    session.edit("bom.txt", "\ufeffhello", "hi").accepted(
+        "fs.text.utf8", changes={"bom.txt": "hi\nthere\n"}
+    )
 
 
 @case("PRV-025", rules=["fs.text.utf8", "fs.msg.invalid-utf8"])
@@ -321,12 +375,16 @@ def test_overlapping_occurrences(session: Session, disk: Disk, w: Wording) -> No
     observe(session, "b.txt")
     session.edit("b.txt", "aa", "b").refused("edit.occurrences").says(
         w.fs_error("fs.ambiguous", p=disk.display("b.txt"), n=2), "fs.msg.ambiguous")  # fmt: skip
-    session.edit("b.txt", "aa", "b", replace_all=True).accepted("edit.occurrences", changes={"b.txt": "bb\n"})
+    session.edit("b.txt", "aa", "b", replace_all=True).accepted(
+        "edit.occurrences", changes={"b.txt": "bb\n"}
+    )
 
 
 @case("PRV-027", rules=["fs.order.edit", "fs.msg.binary"])
 @needs(options=["unguarded"])
-def test_binary_speaks_before_invalid_utf8_on_edit(open_session: Callable[..., Session], disk: Disk) -> None:
+def test_binary_speaks_before_invalid_utf8_on_edit(
+    open_session: Callable[..., Session], disk: Disk
+) -> None:
     """refuse an edit of a file that is both binary and invalid UTF-8 as binary"""
     disk.write("both.bin", b"caf\xe9\0\n")
     result = open_session(policy=False).edit("both.bin", "caf", "x").refused("fs.order.edit")
@@ -335,7 +393,9 @@ def test_binary_speaks_before_invalid_utf8_on_edit(open_session: Callable[..., S
 
 @case("PRV-028", rules=["fs.order.edit", "fs.msg.invalid-utf8"])
 @needs(options=["surrogates", "unguarded"])
-def test_file_speaks_before_the_edit_strings(open_session: Callable[..., Session], disk: Disk, w: Wording) -> None:
+def test_file_speaks_before_the_edit_strings(
+    open_session: Callable[..., Session], disk: Disk, w: Wording
+) -> None:
     """refuse an edit of invalid UTF-8 with unencodable strings for the file, then strings before matching"""
     session = open_session(policy=False)
     disk.write("bad.txt", b"caf\xe9\n")
@@ -354,7 +414,10 @@ def test_resolution_speaks_before_the_policy(session: Session, disk: Disk, w: Wo
     """refuse an edit of a never-read path through a file as unresolvable, not unread"""
     disk.write("file.txt", "x\n")
     result = session.edit("file.txt/inner.txt", "a", "b").refused("fs.resolve.parent-segment")
-    result.says(w.fs_error("fs.parent_segment", p=disk.display("file.txt/inner.txt")), "fs.resolve.parent-segment")
+    result.says(
+        w.fs_error("fs.parent_segment", p=disk.display("file.txt/inner.txt")),
+        "fs.resolve.parent-segment",
+    )
     result.code(fs("FS_NOT_FOUND"), "fs.resolve.parent-segment")
 
 
@@ -362,8 +425,14 @@ def test_resolution_speaks_before_the_policy(session: Session, disk: Disk, w: Wo
 @needs(options=["surrogates"])
 def test_a_path_that_is_not_unicode(session: Session, disk: Disk, w: Wording) -> None:
     """refuse a path holding a lone surrogate with a worded FsError, for every tool"""
-    for tool, extra in [("read", ""), ("write", ', "content": "x"'), ("edit", ', "old_string": "a", "new_string": "b"')]:
+    for tool, extra in [
+        ("read", ""),
+        ("write", ', "content": "x"'),
+        ("edit", ', "old_string": "a", "new_string": "b"'),
+    ]:
         raw = f'{{"file_path": "{session.spell("bad")}\\ud800.txt"{extra}}}'
         result = session.call(tool, raw).refused("fs.resolve.unicode")
-        result.says(w.fs_error("fs.path_unicode", p=disk.display("bad\ufffd.txt")), "fs.resolve.unicode")
+        result.says(
+            w.fs_error("fs.path_unicode", p=disk.display("bad\ufffd.txt")), "fs.resolve.unicode"
+        )
         result.code(fs("FS_NOT_FOUND"), "fs.resolve.unicode")

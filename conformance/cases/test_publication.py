@@ -35,9 +35,13 @@ def test_a_hard_link_keeps_the_old_bytes(session: Session, disk: Disk) -> None:
     disk.write("a.txt", "old content\n")
     os.link(disk.path("a.txt"), disk.path("b.txt"))
     observe(session, "a.txt")
-    session.write("a.txt", "new content\n").accepted("fs.publish.atomic", changes={"a.txt": "new content\n"})
+    session.write("a.txt", "new content\n").accepted(
+        "fs.publish.atomic", changes={"a.txt": "new content\n"}
+    )
     observe(session, "a.txt")
-    session.edit("a.txt", "new", "newer").accepted("fs.publish.atomic", changes={"a.txt": "newer content\n"})
+    session.edit("a.txt", "new", "newer").accepted(
+        "fs.publish.atomic", changes={"a.txt": "newer content\n"}
+    )
 
 
 @case("PUB-002", rules=["fs.publish.atomic", "pause.point"])
@@ -49,7 +53,9 @@ def test_a_reader_never_sees_a_partial_file(session: Session, disk: Disk, judge:
     observe(session, "big.txt")
     seen: list[bytes] = []
     with session.paused("staged", lambda: seen.append(disk.read("big.txt"))) as pause:
-        session.write("big.txt", "new line\n" * 30_000).accepted("fs.publish.atomic", changes={"big.txt": "new line\n" * 30_000})
+        session.write("big.txt", "new line\n" * 30_000).accepted(
+            "fs.publish.atomic", changes={"big.txt": "new line\n" * 30_000}
+        )
     judge.true(pause.fired, "the write never reached its 'staged' pause point", rule="pause.point")
     if seen:
         judge.true(seen[0] == old.encode(), f"a reader saw {len(seen[0])} bytes, not the old file whole, "
@@ -64,7 +70,10 @@ def test_a_competitor_that_appears_while_staging_is_kept(session: Session, disk:
     with session.paused("staged", lambda: disk.write("new.txt", "competitor\n")) as pause:
         result = session.write("new.txt", "mine\n").refused("fs.publish.no-clobber")
     judge.true(pause.fired, "the write never reached its 'staged' pause point", rule="pause.point")
-    result.says(w.remedied("fs.exists_unread", "FS_NOT_OBSERVED", p=disk.display("new.txt")), "fs.msg.exists-unread")
+    result.says(
+        w.remedied("fs.exists_unread", "FS_NOT_OBSERVED", p=disk.display("new.txt")),
+        "fs.msg.exists-unread",
+    )
     result.code(fs("FS_NOT_OBSERVED"), "fs.publish.no-clobber")
     judge.equal("new.txt", disk.read("new.txt"), b"competitor\n", rule="fs.publish.no-clobber")
 
@@ -92,7 +101,9 @@ def test_a_directory_swapped_for_a_symlink_after_the_check(open_session: Callabl
         with session.paused("checked", swap) as pause:
             result = (session.write("real/pwn.txt", "escaped\n") if tool == "write"
                       else session.edit("real/pwn.txt", "inside", "escaped"))  # fmt: skip
-        judge.true(pause.fired, f"the {tool} never reached its 'checked' pause point", rule="pause.point")
+        judge.true(
+            pause.fired, f"the {tool} never reached its 'checked' pause point", rule="pause.point"
+        )
         if result.is_error:
             result.refused("fs.publish.no-redirect")
         else:  # written into the directory that was checked (now moved), never through the link
@@ -109,7 +120,9 @@ def test_another_programs_temp_files_are_never_touched(session: Session, disk: D
     disk.write("a.txt", "one\n")
     observe(session, "a.txt")
     session.write("a.txt", "two\n").accepted("fs.publish.temp-names", changes={"a.txt": "two\n"})
-    session.edit("a.txt", "two", "three").accepted("fs.publish.temp-names", changes={"a.txt": "three\n"})
+    session.edit("a.txt", "two", "three").accepted(
+        "fs.publish.temp-names", changes={"a.txt": "three\n"}
+    )
 
 
 @pytest.fixture
@@ -120,15 +133,26 @@ def full(root: Path) -> Iterator[Path]:
 
 
 @case("PUB-006", rules=["fs.publish.identical", "fs.msg.os-error"])
-def test_a_full_disk_leaves_the_old_file_whole(session: Session, disk: Disk, full: Path, w: Wording) -> None:
+def test_a_full_disk_leaves_the_old_file_whole(
+    session: Session, disk: Disk, full: Path, w: Wording
+) -> None:
     """refuse a write that does not fit (ENOSPC), leaving the old file byte-identical and nothing else"""
     disk.write("small/a.txt", "x" * 3600)
     observe(session, "small/a.txt")
     result = session.write("small/a.txt", "y" * 70_000).refused("fs.publish.identical")
-    result.says(w.fs_error("fs.io", op="write", p=disk.display("small/a.txt"), reason="no space left on device"), "fs.msg.os-error")
+    result.says(
+        w.fs_error(
+            "fs.io", op="write", p=disk.display("small/a.txt"), reason="no space left on device"
+        ),
+        "fs.msg.os-error",
+    )
     result.code(IO, "fs.msg.os-error")
-    session.write("small/new/deeper/b.txt", "z" * 90_000).refused("fs.publish.identical").code(IO, "fs.msg.os-error")
-    session.edit("small/a.txt", "x" * 3600, "y" * 70_000).refused("fs.publish.identical").code(IO, "fs.msg.os-error")
+    session.write("small/new/deeper/b.txt", "z" * 90_000).refused("fs.publish.identical").code(
+        IO, "fs.msg.os-error"
+    )
+    session.edit("small/a.txt", "x" * 3600, "y" * 70_000).refused("fs.publish.identical").code(
+        IO, "fs.msg.os-error"
+    )
 
 
 @case("PUB-007", rules=["fs.msg.read-only-fs", "fs.publish.identical"])
@@ -141,7 +165,10 @@ def test_a_read_only_filesystem(session: Session, disk: Disk, full: Path, w: Wor
                        ("edit", session.edit("small/a.txt", "keep", "x"))]:  # fmt: skip
         result.refused("fs.msg.read-only-fs").code(IO, "fs.msg.read-only-fs")
         path = "small/new.txt" if "new.txt" in str(result.record.arguments) else "small/a.txt"
-        result.says(w.fs_error("fs.io", op=op, p=disk.display(path), reason="read-only file system"), "fs.msg.read-only-fs")
+        result.says(
+            w.fs_error("fs.io", op=op, p=disk.display(path), reason="read-only file system"),
+            "fs.msg.read-only-fs",
+        )
 
 
 @case("PUB-008", rules=["fs.msg.os-error"])
@@ -149,7 +176,12 @@ def test_an_input_output_error(session: Session, disk: Disk, root: Path, w: Word
     """report EIO from a failing device as 'input/output error'"""
     with failing_device(root / "dev", {"a.txt": b"hello\n" * 500}):
         result = session.read("dev/a.txt").refused("fs.msg.os-error")
-        result.says(w.fs_error("fs.io", op="read", p=disk.display("dev/a.txt"), reason="input/output error"), "fs.msg.os-error")
+        result.says(
+            w.fs_error(
+                "fs.io", op="read", p=disk.display("dev/a.txt"), reason="input/output error"
+            ),
+            "fs.msg.os-error",
+        )
         result.code(IO, "fs.msg.os-error")
 
 
@@ -163,13 +195,27 @@ def test_a_new_file_gets_the_umask(session: Session, disk: Disk, judge: Judge) -
     judge.equal("the mode of a new file", oct(mode), oct(0o666 & ~umask), rule="fs.publish.mode")
 
 
+def _racer(
+    name: str, barrier: threading.Barrier, results: list[Result]
+) -> Callable[[Session, int], None]:
+    """A writer that waits for its competitor, then writes ``name``."""
+
+    def write(session: Session, index: int) -> None:
+        barrier.wait()
+        results.append(session.write(name, f"process {index}\n" * 2000))
+
+    return write
+
+
 @case("PUB-010", rules=["fs.cas.processes"])
 def test_two_processes_one_winner(client: Client, root: Path, disk: Disk, judge: Judge,
                                   pytestconfig: pytest.Config) -> None:  # fmt: skip
     """let exactly one of two processes writing one file from one version succeed"""
     second = another_client(pytestconfig)
     if second is None:
-        pytest.skip("not applicable: needs the harness in its own process (not --conformance-in-process)")
+        pytest.skip(
+            "not applicable: needs the harness in its own process (not --conformance-in-process)"
+        )
     second.judge = client.judge
     try:
         for round_ in range(10):
@@ -178,13 +224,8 @@ def test_two_processes_one_winner(client: Client, root: Path, disk: Disk, judge:
             sessions = [client.open(str(root)), second.open(str(root))]
             for one in sessions:
                 observe(one, name)
-            barrier = threading.Barrier(2)
             results: list[Result] = []
-
-            def write(session: Session, index: int) -> None:
-                barrier.wait()
-                results.append(session.write(name, f"process {index}\n" * 2000))
-
+            write = _racer(name, threading.Barrier(2), results)
             threads = [threading.Thread(target=write, args=(s, i)) for i, s in enumerate(sessions)]
             for thread in threads:
                 thread.start()

@@ -29,7 +29,9 @@ def test_lines_split_on_newline_only(session: Session, disk: Disk, w: Wording) -
     """split lines on \\n only; a final \\n starts no line; '' is 0 lines; '\\n' is 1 empty line"""
     for content in ["", "\n", "a\n", "a", "a\n\nb", "a\rb\x0bc\u2028d\n"]:
         disk.write("f.txt", content)
-        session.read("f.txt").accepted("read.lines").says(w.read_output(disk.display("f.txt"), content), "read.lines")
+        session.read("f.txt").accepted("read.lines").says(
+            w.read_output(disk.display("f.txt"), content), "read.lines"
+        )
 
 
 @case("RD-003", rules=["read.lines"])
@@ -37,7 +39,9 @@ def test_one_trailing_cr_is_stripped(session: Session, disk: Disk, w: Wording) -
     """strip one trailing \\r from each shown line (CRLF files read cleanly)"""
     content = "a\r\nb\r\r\nc\rd\r\n"
     disk.write("w.txt", content)
-    session.read("w.txt").accepted("read.lines").says(w.read_output(disk.display("w.txt"), content), "read.lines")
+    session.read("w.txt").accepted("read.lines").says(
+        w.read_output(disk.display("w.txt"), content), "read.lines"
+    )
 
 
 @case("RD-004", rules=["read.footer"])
@@ -60,7 +64,10 @@ def test_offset_out_of_range(session: Session, disk: Disk, w: Wording) -> None:
     disk.write("e.txt", "")
     for path, offset, total in [("n.txt", 3, 2), ("e.txt", 2, 0)]:
         result = session.read(path, offset=offset).refused("read.offset-range")
-        result.says(w.fs_error("read.offset_range", offset=offset, p=disk.display(path), total=total), "read.offset-range")
+        result.says(
+            w.fs_error("read.offset_range", offset=offset, p=disk.display(path), total=total),
+            "read.offset-range",
+        )
         result.code(fs("FS_NOT_FOUND"), "read.offset-range")
     session.read("e.txt", offset=1).accepted("read.offset-range")
     session.read("n.txt", offset=2).accepted("read.offset-range")
@@ -71,16 +78,22 @@ def test_long_lines_are_cut(session: Session, disk: Disk, w: Wording) -> None:
     """cut a line longer than 2000 characters (not bytes) and say so; 2000 exactly stays whole"""
     content = "é" * 2000 + "\n" + "é" * 2001 + "\n" + "x" * 2000 + "\r\n" + "y" * 2001 + "\r\n"
     disk.write("long.txt", content)
-    session.read("long.txt").accepted("read.long-line").says(w.read_output(disk.display("long.txt"), content), "read.long-line")
+    session.read("long.txt").accepted("read.long-line").says(
+        w.read_output(disk.display("long.txt"), content), "read.long-line"
+    )
 
 
 @case("RD-007", rules=["read.cap", "read.footer"])
 def test_output_cap(session: Session, disk: Disk, w: Wording) -> None:
     """stop before the line that would pass 51200 bytes: '(Output capped. Showing lines A-B. …)'"""
     for last_bytes in [2024, 2025]:
-        content = ("é" * 1024 + "\n") * 24 + "é" * (last_bytes // 2) + "a" * (last_bytes % 2) + "\nb\n"
+        content = (
+            ("é" * 1024 + "\n") * 24 + "é" * (last_bytes // 2) + "a" * (last_bytes % 2) + "\nb\n"
+        )
         disk.write("wide.txt", content)
-        session.read("wide.txt").accepted("read.cap").says(w.read_output(disk.display("wide.txt"), content), "read.cap")
+        session.read("wide.txt").accepted("read.cap").says(
+            w.read_output(disk.display("wide.txt"), content), "read.cap"
+        )
 
 
 @case("RD-008", rules=["read.whole-file", "fs.msg.invalid-utf8"])
@@ -88,7 +101,9 @@ def test_output_cap(session: Session, disk: Disk, w: Wording) -> None:
 def test_whole_file_is_decoded(session: Session, disk: Disk, w: Wording) -> None:
     """refuse invalid UTF-8 even past the window, and count every line"""
     disk.write("tail.txt", b"ok\n" * 30_000 + b"caf\xe9\n")
-    session.read("tail.txt", limit=1).refused("read.whole-file").code(fs("FS_NOT_TEXT"), "fs.msg.invalid-utf8")
+    session.read("tail.txt", limit=1).refused("read.whole-file").code(
+        fs("FS_NOT_TEXT"), "fs.msg.invalid-utf8"
+    )
     content = "x\n" * 30_000
     disk.write("many.txt", content)
     session.read("many.txt", limit=1).accepted("read.whole-file").says(
@@ -112,7 +127,9 @@ def test_edit_outputs(session: Session, disk: Disk, w: Wording) -> None:
     disk.write("e.txt", "a a b\n")
     session.read("e.txt").accepted("policy.record")
     p = disk.display("e.txt")
-    session.edit("e.txt", "b", "c").accepted("edit.output", changes={"e.txt": "a a c\n"}).says(w.edit_output(p), "edit.output")
+    session.edit("e.txt", "b", "c").accepted("edit.output", changes={"e.txt": "a a c\n"}).says(
+        w.edit_output(p), "edit.output"
+    )
     session.edit("e.txt", "a", "z", replace_all=True).accepted("edit.output", changes={"e.txt": "z z c\n"}).says(
         w.edit_output(p, replace_all=True), "edit.output")  # fmt: skip
     # replace_all with a single occurrence still says "All occurrences".
@@ -134,13 +151,19 @@ def test_read_checks_before_io(session: Session, w: Wording) -> None:
         ({"file_path": session.spell("a\0b"), "offset": 0}, "check.nul"),
     ]
     for arguments, check in checks:
-        session.call("read", arguments).refused("check.order").says(w.error(w(check)), "check.order").code(None, "tool.error.plain")
+        session.call("read", arguments).refused("check.order").says(
+            w.error(w(check)), "check.order"
+        ).code(None, "tool.error.plain")
 
 
 @case("RD-012", rules=["check.order", "tool.error.plain"])
 def test_edit_and_write_checks_before_io(session: Session, w: Wording) -> None:
     """check file_path, then old_string non-empty, then old_string != new_string, touching nothing"""
-    a, nul, cancelled = session.spell("a.txt"), session.spell("a\0.txt"), session.spell("x\0/../y.txt")
+    a, nul, cancelled = (
+        session.spell("a.txt"),
+        session.spell("a\0.txt"),
+        session.spell("x\0/../y.txt"),
+    )
     checks = [
         ("edit", {"file_path": "", "old_string": "", "new_string": ""}, "check.file_path"),
         ("edit", {"file_path": a, "old_string": "", "new_string": ""}, "check.old_string"),
@@ -151,7 +174,9 @@ def test_edit_and_write_checks_before_io(session: Session, w: Wording) -> None:
         ("write", {"file_path": cancelled, "content": "x"}, "check.nul"),
     ]
     for tool, arguments, check in checks:
-        session.call(tool, arguments).refused("check.order").says(w.error(w(check)), "check.order").code(None, "tool.error.plain")
+        session.call(tool, arguments).refused("check.order").says(
+            w.error(w(check)), "check.order"
+        ).code(None, "tool.error.plain")
 
 
 @case("RD-013", rules=["read.limit-max", "read.footer"])
@@ -160,20 +185,26 @@ def test_limit_bounds(session: Session, disk: Disk, w: Wording) -> None:
     """accept limit 2000 and 1, refuse 2001 and 0"""
     content = "".join(f"{i}\n" for i in range(2100))
     disk.write("n.txt", content)
-    session.read("n.txt", limit=2000).accepted("read.limit-max").says(w.read_output(disk.display("n.txt"), content, 1, 2000), "read.footer")
+    session.read("n.txt", limit=2000).accepted("read.limit-max").says(
+        w.read_output(disk.display("n.txt"), content, 1, 2000), "read.footer"
+    )
     session.read("n.txt", limit=1).accepted("read.limit-max")
     session.read("n.txt", limit=2001).refused("read.limit-max")
     session.read("n.txt", limit=0).refused("check.order")
 
 
 @case("RD-014", rules=["read.cap", "read.long-line"])
-def test_cap_counts_truncated_lines_with_their_marker(session: Session, disk: Disk, w: Wording) -> None:
+def test_cap_counts_truncated_lines_with_their_marker(
+    session: Session, disk: Disk, w: Wording
+) -> None:
     """count a truncated line's marker toward the 51,200-byte cap"""
     # 25 truncated lines of 2000 'x' + a 34-byte marker: 25 × 2034 + 24 = 50,874 bytes fit,
     # a 26th would pass the cap, so the footer says the output was capped after line 25.
     content = ("x" * 3000 + "\n") * 30
     disk.write("w.txt", content)
-    session.read("w.txt").accepted("read.cap").says(w.read_output(disk.display("w.txt"), content), "read.cap")
+    session.read("w.txt").accepted("read.cap").says(
+        w.read_output(disk.display("w.txt"), content), "read.cap"
+    )
 
 
 @case("RD-015", rules=["read.empty", "read.footer"])
@@ -181,8 +212,12 @@ def test_one_line_and_no_lines(session: Session, disk: Disk, w: Wording) -> None
     """say 'total 1 lines' for one line, and show only the footer for an empty file"""
     disk.write("one.txt", "only\n")
     disk.write("none.txt", "")
-    session.read("one.txt").accepted("read.footer").says(w.read_output(disk.display("one.txt"), "only\n"), "read.footer")
-    session.read("none.txt").accepted("read.empty").says(w.read_output(disk.display("none.txt"), ""), "read.empty")
+    session.read("one.txt").accepted("read.footer").says(
+        w.read_output(disk.display("one.txt"), "only\n"), "read.footer"
+    )
+    session.read("none.txt").accepted("read.empty").says(
+        w.read_output(disk.display("none.txt"), ""), "read.empty"
+    )
 
 
 @case("RD-016", rules=["fs.msg.too-large"])

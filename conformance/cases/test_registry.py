@@ -32,7 +32,9 @@ def invalid(result: Result, w: Wording, *violations: str, rule: str) -> None:
 def test_harness_error_becomes_text_and_structure(probe: Session, w: Wording) -> None:
     """render a raised HarnessError as 'Error: <message>' with {name, code}"""
     result = probe.probe("HarnessError", "quota exhausted", "QUOTA").refused("tool.error.text")
-    result.says(w.error("quota exhausted"), "tool.error.text").code(("HarnessError", "QUOTA"), "tool.error.structured")
+    result.says(w.error("quota exhausted"), "tool.error.text").code(
+        ("HarnessError", "QUOTA"), "tool.error.structured"
+    )
 
 
 @case("REG-002", rules=["tool.error.structured", "err.name"])
@@ -59,7 +61,9 @@ def test_plain_exception_has_no_structure(probe: Session, judge: Judge, w: Wordi
 def test_unknown_tool(session: Session, w: Wording) -> None:
     """answer an unknown tool with 'unknown tool "<name>"' and UNKNOWN_TOOL"""
     result = session.call("delete_file", {"file_path": "a.txt"}).refused("tool.unknown")
-    result.says(w.error(w("tool.unknown", name="delete_file")), "tool.unknown").code(("ToolNotFoundError", "UNKNOWN_TOOL"), "tool.unknown")
+    result.says(w.error(w("tool.unknown", name="delete_file")), "tool.unknown").code(
+        ("ToolNotFoundError", "UNKNOWN_TOOL"), "tool.unknown"
+    )
 
 
 @case("REG-005", rules=["args.missing"])
@@ -71,12 +75,22 @@ def test_missing_required(session: Session, w: Wording) -> None:
 @case("REG-006", rules=["args.type"])
 def test_type_violations(session: Session, w: Wording) -> None:
     """report wrong types: '"<path>" must be a string / an integer / a boolean'"""
-    invalid(session.call("read", {"file_path": 7}), w, w("args.type", path="file_path", type=TYPE_WORDS["string"]), rule="args.type")
+    invalid(
+        session.call("read", {"file_path": 7}),
+        w,
+        w("args.type", path="file_path", type=TYPE_WORDS["string"]),
+        rule="args.type",
+    )
     a = session.spell("a")
     invalid(session.call("read", {"file_path": a, "offset": "1"}), w,
             w("args.type", path="offset", type=TYPE_WORDS["integer"]), rule="args.type")  # fmt: skip
     arguments: Json = {"file_path": a, "old_string": "x", "new_string": "y", "replace_all": "yes"}
-    invalid(session.call("edit", arguments), w, w("args.type", path="replace_all", type=TYPE_WORDS["boolean"]), rule="args.type")
+    invalid(
+        session.call("edit", arguments),
+        w,
+        w("args.type", path="replace_all", type=TYPE_WORDS["boolean"]),
+        rule="args.type",
+    )
 
 
 @case("REG-007", rules=["args.undeclared", "tool.schemas-closed"])
@@ -88,7 +102,12 @@ def test_undeclared_property(session: Session, w: Wording) -> None:
         ("write", {"file_path": a, "content": "x", "mode": "fast"}),
         ("edit", {"file_path": a, "old_string": "x", "new_string": "y", "mode": "fast"}),
     ]:
-        invalid(session.call(tool, arguments), w, w("args.undeclared", path="mode"), rule="tool.schemas-closed")
+        invalid(
+            session.call(tool, arguments),
+            w,
+            w("args.undeclared", path="mode"),
+            rule="tool.schemas-closed",
+        )
 
 
 @case("REG-008", rules=["args.not-object"])
@@ -101,7 +120,13 @@ def test_arguments_must_be_an_object(session: Session, w: Wording) -> None:
 @case("REG-009", rules=["args.not-json"])
 def test_arguments_must_be_json(session: Session, w: Wording) -> None:
     """refuse argument text that is not JSON: '"arguments" is not valid JSON'"""
-    for raw in ['{"file_path": "a.txt"', "", "{file_path: a}", '{"file_path": NaN}', '{"offset": Infinity}']:
+    for raw in [
+        '{"file_path": "a.txt"',
+        "",
+        "{file_path: a}",
+        '{"file_path": NaN}',
+        '{"offset": Infinity}',
+    ]:
         invalid(session.call("read", raw), w, w("args.not_json"), rule="args.not-json")
 
 
@@ -172,8 +197,15 @@ def test_call_ids_per_session(client: Client, disk: Disk, judge: Judge) -> None:
     """number direct calls call_1, call_2, … per session"""
     with client.session(str(disk.root)) as first, client.session(str(disk.root)) as second:
         ids = [first.read("x").call_id for _ in range(3)]
-        judge.equal("the call ids of one session", ids, ["call_1", "call_2", "call_3"], rule="tool.call-ids")
-        judge.equal("the first call id of another session", second.read("x").call_id, "call_1", rule="tool.call-ids")
+        judge.equal(
+            "the call ids of one session", ids, ["call_1", "call_2", "call_3"], rule="tool.call-ids"
+        )
+        judge.equal(
+            "the first call id of another session",
+            second.read("x").call_id,
+            "call_1",
+            rule="tool.call-ids",
+        )
 
 
 @case("REG-017", rules=["tool.error.text", "args.before-run"])
@@ -205,10 +237,15 @@ def test_a_probe_without_a_code(probe: Session, w: Wording) -> None:
     for kind in ["HarnessError", "FsError", "LlmError"]:
         probe.probe(kind, "m").refused("probe.code-required").says(
             w.error(w("probe.code_required", kind=kind)), "probe.code-required").code(None, "probe.code-required")  # fmt: skip
-    probe.probe("Exception", "plain", "IGNORED").refused("probe.code-required").code(None, "probe.code-required")
+    probe.probe("Exception", "plain", "IGNORED").refused("probe.code-required").code(
+        None, "probe.code-required"
+    )
 
 
-@case("REG-020", rules=["args.before-run", "args.type", "args.missing", "args.undeclared", "probe.echo"])
+@case(
+    "REG-020",
+    rules=["args.before-run", "args.type", "args.missing", "args.undeclared", "probe.echo"],
+)
 @needs(options=["probe"])
 def test_nested_paths(probe: Session, w: Wording) -> None:
     """name nested violations by path: 'todos[1].title', 'meta.tags[0]', in order"""
@@ -243,7 +280,11 @@ def test_an_interrupt_propagates(probe: Session, judge: Judge) -> None:
         judge.true(exc.propagated is not None, f"call_tool failed without naming a propagated interruption: {exc}",
                    rule="tool.base-exception")  # fmt: skip
         return
-    judge.true(False, f"the interruption became a result: {result.text[:100]!r}", rule="tool.base-exception")
+    judge.true(
+        False,
+        f"the interruption became a result: {result.text[:100]!r}",
+        rule="tool.base-exception",
+    )
 
 
 @case("REG-023", rules=["args.limits", "args.not-json"])
@@ -252,9 +293,19 @@ def test_argument_text_past_the_limits(session: Session, w: Wording) -> None:
     deep = '{"file_path": ' + "[" * 100_000 + "]" * 100_000 + "}"
     too_deep = '{"file_path": ' + "[" * 100 + "]" * 100 + "}"
     a = session.spell("a")
-    for raw in [deep, too_deep, f'{{"file_path": "{a}", "offset": 1' + "0" * 100 + "}", f'{{"file_path": "{a}", "offset": 1e999}}']:
+    for raw in [
+        deep,
+        too_deep,
+        f'{{"file_path": "{a}", "offset": 1' + "0" * 100 + "}",
+        f'{{"file_path": "{a}", "offset": 1e999}}',
+    ]:
         invalid(session.call("read", raw), w, w("args.not_json"), rule="args.limits")
     at_the_limit = '{"file_path": ' + "[" * 99 + "]" * 99 + "}"
-    invalid(session.call("read", at_the_limit), w, w("args.type", path="file_path", type=TYPE_WORDS["string"]), rule="args.limits")
+    invalid(
+        session.call("read", at_the_limit),
+        w,
+        w("args.type", path="file_path", type=TYPE_WORDS["string"]),
+        rule="args.limits",
+    )
     invalid(session.call("read", f'{{"file_path": "{a}", "offset": 1.5' + "0" * 90 + "}"), w,
             w("args.type", path="offset", type=TYPE_WORDS["integer"]), rule="args.limits")  # fmt: skip

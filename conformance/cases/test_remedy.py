@@ -20,7 +20,12 @@ def test_stale_version_gets_the_reread_remedy(client: Client, judge: Judge, w: W
     message = w("fs.changed", op="write", p="/w/a")
     original = client.error("FsError", message, code="FS_STALE_VERSION")
     ref, same = client.remediate({"handle": original})
-    judge.equal("remediate of an FS_STALE_VERSION error returned the same object:", same, False, rule="remedy.stale")
+    judge.equal(
+        "remediate of an FS_STALE_VERSION error returned the same object:",
+        same,
+        False,
+        rule="remedy.stale",
+    )
     if "handle" in ref:
         judge.equal("the remedied message", client.inspect(str(ref["handle"]))["message"],
                     message + w("remedy.reread"), rule="remedy.stale", level="wording")  # fmt: skip
@@ -33,7 +38,12 @@ def test_not_observed_gets_the_read_remedy(client: Client, judge: Judge, w: Word
     message = w("policy.edit_unobserved", p="/w/a")
     original = client.error("FsError", message, code="FS_NOT_OBSERVED")
     ref, same = client.remediate({"handle": original})
-    judge.equal("remediate of an FS_NOT_OBSERVED error returned the same object:", same, False, rule="remedy.not-observed")
+    judge.equal(
+        "remediate of an FS_NOT_OBSERVED error returned the same object:",
+        same,
+        False,
+        rule="remedy.not-observed",
+    )
     if "handle" in ref:
         judge.equal("the remedied message", client.inspect(str(ref["handle"]))["message"],
                     message + w("remedy.read"), rule="remedy.not-observed", level="wording")  # fmt: skip
@@ -124,7 +134,10 @@ def test_stale_write_text(session: Session, disk: Disk, w: Wording) -> None:
     _observed(session, disk, "a.txt", "one\n")
     disk.replace("a.txt", "two, from someone else\n")
     result = session.write("a.txt", "three\n").refused("fs.msg.changed")
-    result.says(w.remedied("fs.changed", "FS_STALE_VERSION", op="write", p=disk.display("a.txt")), "remedy.once")
+    result.says(
+        w.remedied("fs.changed", "FS_STALE_VERSION", op="write", p=disk.display("a.txt")),
+        "remedy.once",
+    )
     result.code(fs("FS_STALE_VERSION"), "remedy.texts")
 
 
@@ -134,7 +147,9 @@ def test_vanished_write_text(session: Session, disk: Disk, w: Wording) -> None:
     _observed(session, disk, "a.txt", "one\n")
     disk.delete("a.txt")
     result = session.write("a.txt", "three\n").refused("fs.msg.write-vanished")
-    result.says(w.remedied("fs.write_vanished", "FS_STALE_VERSION", p=disk.display("a.txt")), "remedy.once")
+    result.says(
+        w.remedied("fs.write_vanished", "FS_STALE_VERSION", p=disk.display("a.txt")), "remedy.once"
+    )
     result.code(fs("FS_STALE_VERSION"), "remedy.texts")
 
 
@@ -144,7 +159,10 @@ def test_stale_edit_text(session: Session, disk: Disk, w: Wording) -> None:
     _observed(session, disk, "a.txt", "one\n")
     disk.replace("a.txt", "one, changed\n")
     result = session.edit("a.txt", "one", "1").refused("fs.msg.edit-changed")
-    result.says(w.remedied("fs.changed", "FS_STALE_VERSION", op="edit", p=disk.display("a.txt")), "remedy.once")
+    result.says(
+        w.remedied("fs.changed", "FS_STALE_VERSION", op="edit", p=disk.display("a.txt")),
+        "remedy.once",
+    )
     result.code(fs("FS_STALE_VERSION"), "remedy.texts")
 
 
@@ -153,7 +171,9 @@ def test_overwrite_unread_text(session: Session, disk: Disk, w: Wording) -> None
     """show an overwrite of an unread file as '… without reading it first — read the file, then retry'"""
     disk.write("a.txt", "keep\n")
     result = session.write("a.txt", "clobber\n").refused("fs.msg.exists-unread")
-    result.says(w.remedied("fs.exists_unread", "FS_NOT_OBSERVED", p=disk.display("a.txt")), "remedy.once")
+    result.says(
+        w.remedied("fs.exists_unread", "FS_NOT_OBSERVED", p=disk.display("a.txt")), "remedy.once"
+    )
     result.code(fs("FS_NOT_OBSERVED"), "remedy.texts")
 
 
@@ -162,7 +182,10 @@ def test_edit_before_read_text(session: Session, disk: Disk, w: Wording) -> None
     """give the policy's own refusal the remedy too: 'edit requires reading "<p>" first — read …'"""
     disk.write("a.txt", "keep\n")
     result = session.edit("a.txt", "keep", "x").refused("policy.edit-intent")
-    result.says(w.remedied("policy.edit_unobserved", "FS_NOT_OBSERVED", p=disk.display("a.txt")), "remedy.where")
+    result.says(
+        w.remedied("policy.edit_unobserved", "FS_NOT_OBSERVED", p=disk.display("a.txt")),
+        "remedy.where",
+    )
     result.code(fs("FS_NOT_OBSERVED"), "remedy.texts")
 
 
@@ -182,7 +205,11 @@ def test_the_provider_message_behind_a_remedy_is_bare(session: Session, disk: Di
     disk.write("a.txt", "keep\n")
     result = session.write("a.txt", "clobber\n").refused("fs.msg.exists-unread")
     handle = session.tool_error(result.call_id)
-    judge.true(handle is not None, "tool_error gave no error for the refused write", rule="contract.tool-error")
+    judge.true(
+        handle is not None,
+        "tool_error gave no error for the refused write",
+        rule="contract.tool-error",
+    )
     if handle is None:
         return
     described = client.inspect(handle)
@@ -197,7 +224,10 @@ def test_the_provider_message_behind_a_remedy_is_bare(session: Session, disk: Di
 @needs("taxonomy", "toolErrors")
 def test_an_os_error_stays_chained(session: Session, client: Client, judge: Judge) -> None:
     """keep the OS error as the cause of the FsError the model's result came from"""
-    for tool, result in [("read", session.read("n" * 300)), ("write", session.write("n" * 300, "x"))]:
+    for tool, result in [
+        ("read", session.read("n" * 300)),
+        ("write", session.write("n" * 300, "x")),
+    ]:
         result.refused("fs.msg.os-error")
         handle = session.tool_error(result.call_id)
         described = client.inspect(handle) if handle is not None else {}

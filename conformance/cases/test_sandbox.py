@@ -79,7 +79,14 @@ def test_symlinked_file_escape(fenced: Session, disk: Disk, outside: Path, w: Wo
 def test_fence_speaks_before_the_policy(fenced: Session, outside: Path, w: Wording) -> None:
     """check the fence before the observation policy: no 'read it first' for a fenced path"""
     denied(fenced, w, "edit", "../outside/never-read.txt", "a", "b", rule="sandbox.before-policy")
-    denied(fenced, w, "write", "../outside/target.txt", "unread overwrite\n", rule="sandbox.before-policy")
+    denied(
+        fenced,
+        w,
+        "write",
+        "../outside/target.txt",
+        "unread overwrite\n",
+        rule="sandbox.before-policy",
+    )
 
 
 @case("SBX-006", rules=["sandbox.read-only", "sandbox.reads"])
@@ -107,7 +114,9 @@ def test_reads_are_not_fenced(fenced: Session, outside: Path, w: Wording) -> Non
 def test_danger_full_access(open_session: Callable[..., Session]) -> None:
     """fence nothing in danger-full-access mode"""
     session = open_session(sandbox="danger-full-access")
-    session.write("../free.txt", "ok\n").accepted("sandbox.full-access", changes={"../free.txt": "ok\n"})
+    session.write("../free.txt", "ok\n").accepted(
+        "sandbox.full-access", changes={"../free.txt": "ok\n"}
+    )
 
 
 @case("SBX-009", rules=["sandbox.writable-roots"])
@@ -117,7 +126,9 @@ def test_extra_writable_roots(open_session: Callable[..., Session], root: Path, 
     extra = root.parent / "extra"
     extra.mkdir()
     session = open_session(sandbox="workspace-write", writableRoots=[str(extra)])
-    session.write("../extra/new.txt", "ok\n").accepted("sandbox.writable-roots", changes={"../extra/new.txt": "ok\n"})
+    session.write("../extra/new.txt", "ok\n").accepted(
+        "sandbox.writable-roots", changes={"../extra/new.txt": "ok\n"}
+    )
     denied(session, w, "write", "../elsewhere.txt", "no\n", rule="sandbox.writable-roots")
 
 
@@ -127,13 +138,19 @@ def test_inside_the_workspace_is_writable(fenced: Session, disk: Disk, w: Wordin
     """allow every mutation inside the workspace under workspace-write"""
     fenced.write("new.txt", "one\n").accepted("sandbox.workspace-write", changes={"new.txt": "one\n"}).says(
         w.write_output(disk.display("new.txt"), created=True), "write.output")  # fmt: skip
-    fenced.edit("new.txt", "one", "two").accepted("sandbox.workspace-write", changes={"new.txt": "two\n"})
-    fenced.write("sub/deeper.txt", "x\n").accepted("sandbox.workspace-write", changes={"sub/deeper.txt": "x\n"})
+    fenced.edit("new.txt", "one", "two").accepted(
+        "sandbox.workspace-write", changes={"new.txt": "two\n"}
+    )
+    fenced.write("sub/deeper.txt", "x\n").accepted(
+        "sandbox.workspace-write", changes={"sub/deeper.txt": "x\n"}
+    )
 
 
 @case("SBX-011", rules=["sandbox.workspace-write"])
 @needs(options=[WORKSPACE_WRITE])
-def test_a_sibling_whose_name_starts_with_the_roots(fenced: Session, root: Path, w: Wording) -> None:
+def test_a_sibling_whose_name_starts_with_the_roots(
+    fenced: Session, root: Path, w: Wording
+) -> None:
     """fence a sibling directory whose name merely starts with the workspace's name"""
     sibling = root.parent / f"{root.name}2"
     sibling.mkdir()
@@ -143,7 +160,9 @@ def test_a_sibling_whose_name_starts_with_the_roots(fenced: Session, root: Path,
 
 @case("SBX-012", rules=["sandbox.workspace-write", "fs.resolve.display"])
 @needs(options=[WORKSPACE_WRITE])
-def test_a_root_opened_through_a_symlink(open_session: Callable[..., Session], root: Path, w: Wording) -> None:
+def test_a_root_opened_through_a_symlink(
+    open_session: Callable[..., Session], root: Path, w: Wording
+) -> None:
     """judge a workspace opened through a symlink by its real path, and show paths under the alias"""
     alias = root.parent / "alias"
     alias.symlink_to(root)

@@ -24,7 +24,13 @@ from conformance.verdict import RANK_TEXT, Judge
 pytestmark = needs("loop")
 
 CASES = [
-    pytest.param(name, id=name, marks=case(f"SCN-{number:03d}", rules=["scenario.pinned", "scenario.format", "scenario.normalize"]))
+    pytest.param(
+        name,
+        id=name,
+        marks=case(
+            f"SCN-{number:03d}", rules=["scenario.pinned", "scenario.format", "scenario.normalize"]
+        ),
+    )
     for number, name in enumerate(scenarios.SCENARIO_SET, start=1)
 ]
 

@@ -18,7 +18,12 @@ pytestmark = needs("loop")
 
 def run(client: Client, root: Path, steps: list[Json], workspace: dict[str, str] | None = None,
         options: JsonObject | None = None) -> list[JsonObject]:  # fmt: skip
-    scenario: JsonObject = {"name": "s", "workspace": workspace or {}, "prompt": "p", "steps": steps}
+    scenario: JsonObject = {
+        "name": "s",
+        "workspace": workspace or {},
+        "prompt": "p",
+        "steps": steps,
+    }
     if options:
         scenario["options"] = options
     return client.scenario(str(root), scenario)
@@ -41,11 +46,20 @@ def test_canary_is_redacted(client: Client, root: Path, judge: Judge, secrets: R
 
 
 @case("SEC-002", rules=["secret.longest-first"])
-def test_longest_secret_first(client: Client, root: Path, judge: Judge, secrets: RunSecrets) -> None:
+def test_longest_secret_first(
+    client: Client, root: Path, judge: Judge, secrets: RunSecrets
+) -> None:
     """replace the longest secret first, so a secret inside another leaves no fragment"""
     short = secrets.short
-    records = run(client, root, [{"raise": {"message": f"keys {short}-rotated and {short}", "code": "AUTH"}}])
-    judge.equal("the error message", errors(records), [f"keys {REDACTED} and {REDACTED}"], rule="secret.longest-first")
+    records = run(
+        client, root, [{"raise": {"message": f"keys {short}-rotated and {short}", "code": "AUTH"}}]
+    )
+    judge.equal(
+        "the error message",
+        errors(records),
+        [f"keys {REDACTED} and {REDACTED}"],
+        rule="secret.longest-first",
+    )
 
 
 @case("SEC-003", rules=["scenario.normalize", "log.header"])
@@ -58,11 +72,17 @@ def test_transcripts_normalize(client: Client, root: Path, judge: Judge) -> None
     judge.equal("the normalized header", normalized[0], {"type": "session", "version": 1, "id": "{{sessionId}}", "cwd": "{{cwd}}"},
                 rule="scenario.normalize")  # fmt: skip
     text = json.dumps(normalized, ensure_ascii=False)
-    judge.true(str(root) not in text and str(alias) not in text, "the root survived normalization", rule="scenario.normalize")
+    judge.true(
+        str(root) not in text and str(alias) not in text,
+        "the root survived normalization",
+        rule="scenario.normalize",
+    )
 
 
 @case("SEC-004", rules=["secret.values", "secret.longest-first"])
-def test_which_values_are_secrets(client: Client, root: Path, judge: Judge, secrets: RunSecrets) -> None:
+def test_which_values_are_secrets(
+    client: Client, root: Path, judge: Judge, secrets: RunSecrets
+) -> None:
     """treat every credential-like variable of 8+ characters as secret, each occurrence, any case"""
     message = f"{secrets.lower} {secrets.upper} {secrets.lower} {secrets.seven} {secrets.eight}"
     records = run(client, root, [{"raise": {"message": message, "code": "AUTH"}}])
@@ -77,7 +97,11 @@ def test_a_returned_failure_value_is_redacted(client: Client, root: Path, judge:
     canary = secrets.canary
     records = run(client, root, [{"fail": {"error": f"bad key {canary}"}}])
     leaked = canary in json.dumps(records, ensure_ascii=False)
-    judge.true(not leaked, "a returned failure value reached the log with the secret in it", rule="secret.redact.everywhere")
+    judge.true(
+        not leaked,
+        "a returned failure value reached the log with the secret in it",
+        rule="secret.redact.everywhere",
+    )
     if not leaked:
         judge.equal("the error message", errors(records), [f'{{"error":"bad key {REDACTED}"}}'],
                     rule="secret.redact.everywhere")  # fmt: skip
@@ -99,7 +123,17 @@ def test_tool_failures_are_redacted_and_results_are_not(client: Client, root: Pa
     records = run(client, root, steps, {"config.txt": f"token = {canary}\n"}, {"probe": True})
     results = [r["data"] for r in records if r["type"] == "tool/result"]
     failed_text = results[0]["content"][0]["text"]
-    judge.true(canary not in failed_text, "a tool's error text carried the secret", rule="secret.redact.everywhere")
-    judge.true(canary in results[1]["content"][0]["text"], "a successful read result was redacted", rule="secret.verbatim")
+    judge.true(
+        canary not in failed_text,
+        "a tool's error text carried the secret",
+        rule="secret.redact.everywhere",
+    )
+    judge.true(
+        canary in results[1]["content"][0]["text"],
+        "a successful read result was redacted",
+        rule="secret.verbatim",
+    )
     assistant = next(r["data"] for r in records if r["type"] == "assistant/message")
-    judge.true(canary in json.dumps(assistant), "the model's own text was redacted", rule="secret.verbatim")
+    judge.true(
+        canary in json.dumps(assistant), "the model's own text was redacted", rule="secret.verbatim"
+    )

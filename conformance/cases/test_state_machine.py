@@ -90,7 +90,12 @@ class GuardMachine(RuleBasedStateMachine):
         result = self.session.read(path)
         p = self.disk.display(path)
         if not self.exists:
-            self._refused(result, "policy.failed-read", self.w.fs_error("fs.read_missing", p=p), fs("FS_NOT_FOUND"))
+            self._refused(
+                result,
+                "policy.failed-read",
+                self.w.fs_error("fs.read_missing", p=p),
+                fs("FS_NOT_FOUND"),
+            )
             return
         result.accepted("policy.record").says(self.w.read_output(p, self.content), "read.output")
         self.seen = self.version
@@ -101,11 +106,26 @@ class GuardMachine(RuleBasedStateMachine):
         p = self.disk.display(path)
         w = self.w
         if self.seen is None and self.exists:
-            self._refused(result, "policy.write-intent", w.remedied("fs.exists_unread", "FS_NOT_OBSERVED", p=p), UNOBSERVED)
+            self._refused(
+                result,
+                "policy.write-intent",
+                w.remedied("fs.exists_unread", "FS_NOT_OBSERVED", p=p),
+                UNOBSERVED,
+            )
         elif self.seen is not None and not self.exists:
-            self._refused(result, "policy.dead-end", w.remedied("fs.write_vanished", "FS_STALE_VERSION", p=p), STALE)
+            self._refused(
+                result,
+                "policy.dead-end",
+                w.remedied("fs.write_vanished", "FS_STALE_VERSION", p=p),
+                STALE,
+            )
         elif self.seen is not None and self.seen != self.version:
-            self._refused(result, "fs.version.changes", w.remedied("fs.changed", "FS_STALE_VERSION", op="write", p=p), STALE)
+            self._refused(
+                result,
+                "fs.version.changes",
+                w.remedied("fs.changed", "FS_STALE_VERSION", op="write", p=p),
+                STALE,
+            )
         else:
             result.accepted("policy.write-intent", changes={"f.txt": content}).says(
                 w.write_output(p, created=not self.exists), "write.output")  # fmt: skip
@@ -139,9 +159,19 @@ class GuardMachine(RuleBasedStateMachine):
             self._refused(result, "fs.version.changes",
                           w.remedied("fs.changed", "FS_STALE_VERSION", op="edit", p=p), STALE)  # fmt: skip
         elif count == 0:
-            self._refused(result, "fs.msg.edit-not-found", w.fs_error("fs.edit_not_found", p=p), fs("FS_EDIT_NOT_FOUND"))
+            self._refused(
+                result,
+                "fs.msg.edit-not-found",
+                w.fs_error("fs.edit_not_found", p=p),
+                fs("FS_EDIT_NOT_FOUND"),
+            )
         elif count > 1 and not replace_all:
-            self._refused(result, "fs.msg.ambiguous", w.fs_error("fs.ambiguous", p=p, n=count), fs("FS_AMBIGUOUS_EDIT"))
+            self._refused(
+                result,
+                "fs.msg.ambiguous",
+                w.fs_error("fs.ambiguous", p=p, n=count),
+                fs("FS_AMBIGUOUS_EDIT"),
+            )
         else:
             content = self.content.replace(old, new, -1 if replace_all else 1)
             result.accepted("edit.occurrences", changes={"f.txt": content}).says(
@@ -189,7 +219,12 @@ class GuardMachine(RuleBasedStateMachine):
         found = sorted(os.listdir(self.disk.root))
         self.judge.equal("the workspace's files", found, expected, rule="fs.publish.identical")
         if self.exists:
-            self.judge.equal("f.txt", self.disk.read("f.txt"), self.content.encode("utf-8"), rule="fs.publish.atomic")
+            self.judge.equal(
+                "f.txt",
+                self.disk.read("f.txt"),
+                self.content.encode("utf-8"),
+                rule="fs.publish.atomic",
+            )
 
     # -- the fixed tour -------------------------------------------------------------------------
 
@@ -216,7 +251,9 @@ class GuardMachine(RuleBasedStateMachine):
 
 @case("STM-001", rules=["policy.write-intent", "policy.edit-intent", "policy.record", "policy.failed-read",
                         "policy.dead-end", "fs.version.changes", "edit.occurrences"], model_based=True)  # fmt: skip
-def test_guard_state_machine(client: Client, judge: Judge, tmp_path: Path, pytestconfig: object) -> None:
+def test_guard_state_machine(
+    client: Client, judge: Judge, tmp_path: Path, pytestconfig: object
+) -> None:
     """agree with the model of §4.1 on every verdict and message, for any interleaving"""
     machine = type(
         "GuardMachineFor",

@@ -60,7 +60,9 @@ def test_exception_cause_is_chained(client: Client, judge: Judge) -> None:
 def test_non_exception_cause_is_kept(client: Client, judge: Judge) -> None:
     """keep a non-exception cause (a dict, a string) as the cause value; None is no cause"""
     for value in [{"code": 500}, "upstream said no"]:
-        described = client.inspect(client.error("HarnessError", "m", code="C", cause={"value": value}))
+        described = client.inspect(
+            client.error("HarnessError", "m", code="C", cause={"value": value})
+        )
         judge.equal(f"the cause of an error built with the value {value!r}", described["cause"],
                     {"value": value}, rule="err.cause.value")  # fmt: skip
     none = client.inspect(client.error("HarnessError", "m", code="C", cause={"value": None}))
@@ -71,8 +73,9 @@ def test_non_exception_cause_is_kept(client: Client, judge: Judge) -> None:
 @case("TAX-005", rules=["err.validate"])
 def test_construction_validates(client: Client, judge: Judge) -> None:
     """refuse a non-string message, and a missing, empty or non-string code"""
-    for spec in [{"message": 1, "code": "C"}, {"message": None, "code": "C"}, {"message": "m", "code": ""},
-                 {"message": "m", "code": 5}, {"message": "m"}]:  # fmt: skip
+    specs: list[JsonObject] = [{"message": 1, "code": "C"}, {"message": None, "code": "C"},
+                               {"message": "m", "code": ""}, {"message": "m", "code": 5}, {"message": "m"}]  # fmt: skip
+    for spec in specs:
         _rejected(client, judge, "HarnessError", spec, "err.validate")
 
 
@@ -80,16 +83,30 @@ def test_construction_validates(client: Client, judge: Judge) -> None:
 def test_is_harness_error_is_strict(client: Client, judge: Judge) -> None:
     """not count a plain exception, nor a group of harness errors, as a HarnessError"""
     plain = client.inspect(client.error("Exception", "plain"))
-    judge.equal("isHarnessError of a plain exception", plain["isHarnessError"], False, rule="err.is-harness-error")
+    judge.equal(
+        "isHarnessError of a plain exception",
+        plain["isHarnessError"],
+        False,
+        rule="err.is-harness-error",
+    )
     member = _error(client, "HarnessError")
     group = client.inspect(client.error("ExceptionGroup", "g", members=[member]))
-    judge.equal("isHarnessError of an ExceptionGroup", group["isHarnessError"], False, rule="err.is-harness-error")
+    judge.equal(
+        "isHarnessError of an ExceptionGroup",
+        group["isHarnessError"],
+        False,
+        rule="err.is-harness-error",
+    )
 
 
 @case("TAX-007", rules=["err.to-error.exception"])
 def test_to_error_returns_exceptions_unchanged(client: Client, judge: Judge) -> None:
     """return an exception from to_error unchanged (the same object)"""
-    for handle in [client.error("Exception"), _error(client, "HarnessError"), _error(client, "FsError")]:
+    for handle in [
+        client.error("Exception"),
+        _error(client, "HarnessError"),
+        _error(client, "FsError"),
+    ]:
         judge.equal("to_error of an exception", client.to_error({"handle": handle}), (handle, True),
                     rule="err.to-error.exception")  # fmt: skip
 
@@ -97,7 +114,11 @@ def test_to_error_returns_exceptions_unchanged(client: Client, judge: Judge) -> 
 @case("TAX-008", rules=["err.to-error.value", "err.render"])
 def test_to_error_wraps_values_as_unknown(client: Client, judge: Judge) -> None:
     """wrap a returned failure value as HarnessError UNKNOWN with the value as cause"""
-    for value, message in [({"code": 500}, '{"code":500}'), ("quota exhausted", "quota exhausted"), (None, "null")]:
+    for value, message in [
+        ({"code": 500}, '{"code":500}'),
+        ("quota exhausted", "quota exhausted"),
+        (None, "null"),
+    ]:
         handle, same = client.to_error({"value": value})
         described = client.inspect(handle)
         judge.equal(f"to_error of {value!r}: (same, name, code)", (same, described["name"], described["code"]),
@@ -114,7 +135,12 @@ def test_values_render_as_compact_json(client: Client, judge: Judge) -> None:
     """render values as compact JSON in their key order, without escaping non-ASCII or <>&"""
     for value, text in [({"msg": "é", "n": [1, 2]}, '{"msg":"é","n":[1,2]}'), ("just text", "just text"),
                         (None, "null"), ({"z": 1, "a": "<&>"}, '{"z":1,"a":"<&>"}'), ([True, False], "[true,false]")]:  # fmt: skip
-        judge.equal(f"error_chain of the value {value!r}", client.chain({"value": value}), text, rule="err.render")
+        judge.equal(
+            f"error_chain of the value {value!r}",
+            client.chain({"value": value}),
+            text,
+            rule="err.render",
+        )
 
 
 @case("TAX-010", rules=["chain.join"])
@@ -123,7 +149,12 @@ def test_chain_joins_causes(client: Client, judge: Judge) -> None:
     root = client.error("Exception", "disk gone")
     middle = client.error("FsError", "cannot write", code="FS_IO_ERROR", cause={"handle": root})
     outer = client.error("HarnessError", "save failed", code="SAVE", cause={"handle": middle})
-    judge.equal("error_chain", client.chain({"handle": outer}), "save failed: cannot write: disk gone", rule="chain.join")
+    judge.equal(
+        "error_chain",
+        client.chain({"handle": outer}),
+        "save failed: cannot write: disk gone",
+        rule="chain.join",
+    )
 
 
 @case("TAX-011", rules=["chain.repeat"])
@@ -142,7 +173,9 @@ def test_chain_omits_a_repeated_cause(client: Client, judge: Judge) -> None:
 def test_chain_renders_value_causes(client: Client, judge: Judge) -> None:
     """render a non-exception cause at the end of the chain"""
     outer = client.error("HarnessError", "upstream", code="UNKNOWN", cause={"value": {"code": 500}})
-    judge.equal("error_chain", client.chain({"handle": outer}), 'upstream: {"code":500}', rule="chain.value")
+    judge.equal(
+        "error_chain", client.chain({"handle": outer}), 'upstream: {"code":500}', rule="chain.value"
+    )
 
 
 @case("TAX-013", rules=["chain.circular"])
@@ -181,9 +214,12 @@ def test_llm_error_validates(client: Client, judge: Judge) -> None:
     invalid: list[JsonObject] = [{"message": ""}, {"status": 99}, {"status": 600}, {"retryAfterMs": 0},
                                  {"retryAfterMs": -5}, {"requestId": ""}, {"status": True}, {"status": 429.5}]  # fmt: skip
     for bad in invalid:
-        _rejected(client, judge, "LlmError", {"message": "m", "code": "SERVER", **bad}, "llm.validate")
-    for ok in [{"status": 100}, {"status": 599}, {"retryAfterMs": 0.5}, {"requestId": "r"},
-               {"status": 429, "retryAfterMs": 1500, "requestId": "r-1"}]:  # fmt: skip
+        _rejected(
+            client, judge, "LlmError", {"message": "m", "code": "SERVER", **bad}, "llm.validate"
+        )
+    valid: list[JsonObject] = [{"status": 100}, {"status": 599}, {"retryAfterMs": 0.5}, {"requestId": "r"},
+                               {"status": 429, "retryAfterMs": 1500, "requestId": "r-1"}]  # fmt: skip
+    for ok in valid:
         answer = client.try_error("LlmError", "slow down", code="RATE_LIMIT", **ok)
         judge.true("handle" in answer, f"make_error refused a valid LlmError {ok!r}: {answer.get('rejected')}",
                    rule="llm.validate")  # fmt: skip
@@ -193,8 +229,17 @@ def test_llm_error_validates(client: Client, judge: Judge) -> None:
 def test_llm_error_failure(client: Client, judge: Judge) -> None:
     """expose LlmError's failure mapping, omitting absent keys"""
     bare = client.inspect(client.error("LlmError", "m", code="AUTH"))
-    judge.equal("the failure of a bare LlmError", bare.get("failure"), {"message": "m", "code": "AUTH"}, rule="llm.failure")
-    full = client.inspect(client.error("LlmError", "slow", code="RATE_LIMIT", status=429, retryAfterMs=1500, requestId="r1"))
+    judge.equal(
+        "the failure of a bare LlmError",
+        bare.get("failure"),
+        {"message": "m", "code": "AUTH"},
+        rule="llm.failure",
+    )
+    full = client.inspect(
+        client.error(
+            "LlmError", "slow", code="RATE_LIMIT", status=429, retryAfterMs=1500, requestId="r1"
+        )
+    )
     judge.equal("the failure of a full LlmError", full.get("failure"),
                 {"message": "slow", "code": "RATE_LIMIT", "status": 429, "providerRetryAfterMs": 1500, "requestId": "r1"},
                 rule="llm.failure")  # fmt: skip
@@ -263,7 +308,13 @@ def test_errors_survive_pickle_and_copy(client: Client, judge: Judge) -> None:
 def test_repr_names_class_message_and_code(client: Client, judge: Judge) -> None:
     """show the class, the message and the code in repr()"""
     shown = client.native_repr(client.error("FsError", "gone away", code="FS_NOT_FOUND"))
-    judge.equal("repr of an FsError", shown, "FsError('gone away', code='FS_NOT_FOUND')", rule="err.repr", level="wording")
+    judge.equal(
+        "repr of an FsError",
+        shown,
+        "FsError('gone away', code='FS_NOT_FOUND')",
+        rule="err.repr",
+        level="wording",
+    )
 
 
 @case("TAX-023", rules=["err.cause.raise-from"])
@@ -307,7 +358,12 @@ def test_a_cause_rechained_after_construction(client: Client, judge: Judge) -> N
     client.set_cause(err, second)
     judge.equal("the cause after re-chaining", (client.inspect(err)["cause"] or {}).get("handle"), second,
                 rule="err.cause.exception")  # fmt: skip
-    judge.equal("error_chain after re-chaining", client.chain({"handle": err}), "outer: second cause", rule="chain.join")
+    judge.equal(
+        "error_chain after re-chaining",
+        client.chain({"handle": err}),
+        "outer: second cause",
+        rule="chain.join",
+    )
 
 
 @case("TAX-027", rules=["chain.deep"])
@@ -317,7 +373,12 @@ def test_a_very_deep_chain(client: Client, judge: Judge) -> None:
     for index in range(1, 3000):
         handle = client.error("HarnessError", f"e{index}", code="C", cause={"handle": handle})
     rendered = client.chain({"handle": handle})
-    judge.equal("the number of links error_chain rendered", len(rendered.split(": ")), 3000, rule="chain.deep")
+    judge.equal(
+        "the number of links error_chain rendered",
+        len(rendered.split(": ")),
+        3000,
+        rule="chain.deep",
+    )
 
 
 @case("TAX-028", rules=["contract.make-error"])
@@ -329,7 +390,9 @@ def test_make_error_takes_exactly_what_is_asked(client: Client, judge: Judge) ->
             spec["members"] = [client.error("Exception", "a")]
         _rejected(client, judge, kind, spec, "contract.make-error")
     root = client.error("Exception", "root")
-    group = client.error("ExceptionGroup", "g", members=[client.error("Exception", "a")], cause={"handle": root})
+    group = client.error(
+        "ExceptionGroup", "g", members=[client.error("Exception", "a")], cause={"handle": root}
+    )
     judge.equal("error_chain of a group with a cause", client.chain({"handle": group}), "g [a]: root",
                 rule="chain.group")  # fmt: skip
 

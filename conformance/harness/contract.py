@@ -27,7 +27,14 @@ PROTOCOL_VERSION: Final = 1
 
 CAPABILITY_METHODS: Final[dict[str, tuple[str, ...]]] = {
     "tools": ("open_workspace", "call_tool", "close_workspace"),
-    "taxonomy": ("make_error", "inspect_error", "set_cause", "remediate", "to_error", "error_chain"),
+    "taxonomy": (
+        "make_error",
+        "inspect_error",
+        "set_cause",
+        "remediate",
+        "to_error",
+        "error_chain",
+    ),
     "loop": ("run_scenario", "derive_messages"),
     "native": ("native_error", "adopt_error"),
     "toolErrors": ("tool_error",),

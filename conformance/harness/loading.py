@@ -91,7 +91,7 @@ def instantiate(candidate: object, label: str) -> object:
         callable(candidate) and not callable(getattr(candidate, "describe", None))
     ):
         try:
-            candidate = candidate()  # type: ignore[operator]
+            candidate = candidate()
         except Exception as exc:
             raise HarnessLoadError(f"{label} could not be created: {exc}") from exc
     if not callable(getattr(candidate, "describe", None)):
@@ -134,9 +134,7 @@ def _child_env(settings: Settings) -> dict[str, str]:
     env = dict(os.environ)
     # A Python harness named module:attr is importable from where the suite was started, as
     # with ``python -m``; the child itself runs in a scratch directory the suite watches.
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (os.getcwd(), env.get("PYTHONPATH", "")) if p
-    )
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (os.getcwd(), env.get("PYTHONPATH", "")) if p)
     if settings.tmpdir is not None:
         env["TMPDIR"] = settings.tmpdir
     return env
@@ -149,7 +147,11 @@ def handshake(transport: Transport, choice: Choice) -> Profile:
     except HarnessCallError as exc:
         raise HarnessLoadError(_startup_failure(choice, str(exc))) from None
     methods_of = transport.harness if isinstance(transport, InProcess) else None
-    if methods_of is None and isinstance(answer, dict) and answer.get("protocol") != PROTOCOL_VERSION:
+    if (
+        methods_of is None
+        and isinstance(answer, dict)
+        and answer.get("protocol") != PROTOCOL_VERSION
+    ):
         raise HarnessLoadError(
             f"{choice.label}: the handshake must answer protocol {PROTOCOL_VERSION}, "
             f"got {answer.get('protocol')!r}"

@@ -1,4 +1,4 @@
-"""A Python harness behind the stdio protocol: ``python -m conformance.serve --harness module:attr``.
+"""A Python harness behind the stdio protocol: ``python -m conformance.serve --harness M:A``.
 
 This is how the suite isolates a Python harness by default: it runs this module as the child
 process, so a harness that hangs, exits or floods its output never takes the suite down. Stray
@@ -49,9 +49,7 @@ class Server:
                     self._answer({"id": None, "error": {"message": f"not JSON: {exc}"}})
                     continue
                 if not isinstance(request, dict) or not isinstance(request.get("method"), str):
-                    self._answer(
-                        {"id": _id_of(request), "error": {"message": "not a request"}}
-                    )
+                    self._answer({"id": _id_of(request), "error": {"message": "not a request"}})
                     continue
                 if request["method"] == "resume":
                     self._resume(request)
@@ -67,7 +65,10 @@ class Server:
                 result = self._describe(result)
         except Propagated as exc:
             self._answer(
-                {"id": request_id, "error": {"message": str(exc) or exc.name, "propagated": exc.name}}
+                {
+                    "id": request_id,
+                    "error": {"message": str(exc) or exc.name, "propagated": exc.name},
+                }
             )
             return
         except UnknownMethod as exc:

@@ -11,6 +11,7 @@ dead: every remaining call fails at once with that reason.
 from __future__ import annotations
 
 import collections
+import contextlib
 import itertools
 import json
 import os
@@ -78,7 +79,7 @@ class _Child:
 
     def __init__(self, transport: Stdio) -> None:
         self.transport = transport
-        self.process = subprocess.Popen(  # noqa: S603 - the user's own harness command
+        self.process = subprocess.Popen(
             list(transport.command),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -108,10 +109,8 @@ class _Child:
         self.process.wait()
         for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
             if stream is not None:
-                try:
+                with contextlib.suppress(OSError):
                     stream.close()
-                except OSError:
-                    pass
 
     def status(self) -> str:
         """How the process ended, in words."""
@@ -291,7 +290,9 @@ class Stdio(Transport):
             ) from None
         self.generation += 1
         if self.trace is not None:
-            self.trace.write("event", f"started {' '.join(self.command)} (pid {self._child.process.pid})")
+            self.trace.write(
+                "event", f"started {' '.join(self.command)} (pid {self._child.process.pid})"
+            )
         return self._child
 
     def _forget(self, request_id: int) -> None:
@@ -342,7 +343,9 @@ class Stdio(Transport):
         try:
             message = json.loads(line)
         except ValueError:
-            self._broken(child, f"answered with a line that is not JSON: {text[:200]!r}", with_tail=True)
+            self._broken(
+                child, f"answered with a line that is not JSON: {text[:200]!r}", with_tail=True
+            )
             return
         if isinstance(message, dict) and "id" not in message and message.get("method") == "paused":
             params = message.get("params")
@@ -372,10 +375,9 @@ class Stdio(Transport):
         try:
             self._paused(str(session), str(point))
         finally:
-            try:
+            # If resuming fails, the tool call that paused fails on its own and says why.
+            with contextlib.suppress(HarnessCallError):
                 self.call("resume", {"session": session, "point": point})
-            except HarnessCallError:
-                pass  # the tool call that paused fails on its own and says why
 
 
 def _describe_call(method: str, params: JsonObject) -> str:

@@ -48,7 +48,7 @@ class Transport(ABC):
     def call(self, method: str, params: JsonObject) -> Json:
         """Make one call; raise ``HarnessCallError`` if it fails in any way."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - most transports hold nothing to release
         """Release the harness (stop a child process)."""
 
     def set_pause_handler(self, handler: PauseHandler | None) -> None:

@@ -14,8 +14,9 @@ def render(report: Report) -> str:
     harness = report.harness
     status = "passed" if report.exit_status() == 0 else "FAILED"
     level = "behaviour only" if report.level == "behaviour" else "behaviour + wording"
+    title = f"{harness.get('name', '?')} {harness.get('version', '')}"
     out = [
-        f"## Harness conformance: {harness.get('name', '?')} {harness.get('version', '')} — {status}",
+        f"## Harness conformance: {title} — {status}",
         "",
         f"Suite {report.suite['name']} {report.suite['version']}, spec {report.spec}, "
         f"level: **{level}**.",

@@ -25,7 +25,12 @@ nox.options.sessions = ["conformance"]
 
 SUITE = os.environ.get("HARNESS_CONFORMANCE_SOURCE", "harness-conformance")
 HARNESS = "acme_harness.conformance:AcmeHarness"
-OWN = ["--conformance-wording", "conformance-wording.toml", "--conformance-snapshots", "conformance-snapshots"]
+OWN = [
+    "--conformance-wording",
+    "conformance-wording.toml",
+    "--conformance-snapshots",
+    "conformance-snapshots",
+]
 
 
 def _install(session: nox.Session) -> None:
@@ -72,4 +77,6 @@ def baseline(session: nox.Session) -> None:
     """Write conformance-baseline.json again from the last report."""
     _install(session)
     with open("conformance-baseline.json", "w", encoding="utf-8") as out:
-        session.run("python", "-m", "conformance", "baseline", "reports/conformance.json", stdout=out)
+        session.run(
+            "python", "-m", "conformance", "baseline", "reports/conformance.json", stdout=out
+        )

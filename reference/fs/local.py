@@ -24,7 +24,9 @@ directory. Every ``OSError`` becomes an ``FsError`` here, once, with the ``OSErr
 
 Racy observations (SPEC §3.2) keep the bytes a write or edit just published instead of hashing
 them; the next check compares the file with them directly when its stat still matches. Only
-files over ``RETAIN_MAX_BYTES`` and observations made by ``read`` keep a SHA-256 digest.
+files over ``RETAIN_MAX_BYTES`` and observations made by ``read`` keep a SHA-256 digest. A write
+streams the file through one reused buffer for that comparison; an edit compares the bytes it
+reads anyway.
 
 Not covered: a directory that another program moves out of the workspace *after* this walk
 (the file then lies where the directory went), hard links that make one file appear inside and
@@ -64,12 +66,14 @@ from reference.fs.types import (
 )
 
 CHUNK_BYTES: Final = 64 * 1024
+COMPARE_BYTES: Final = 1024 * 1024
 BINARY_SNIFF_BYTES: Final = 8192
 RACY_WINDOW_NS: Final = 2_000_000_000
 RETAIN_MAX_BYTES: Final = 64 * 1024 * 1024
 TEMP_SUFFIX: Final = ".reference-tmp"
 TEMP_NAME: Final = re.compile(r"\..*\.[0-9a-f]{12}" + re.escape(TEMP_SUFFIX))
 PAUSE_POINTS: Final = ("checked", "staged")
+REALPATH_TRIES: Final = 8
 _NO_LINKS: Final = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS})
 _NO_DIR_FSYNC: Final = frozenset({errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EBADF})
 _DIRECTORY: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -149,7 +153,11 @@ class LocalFs:
         if any(0xD800 <= ord(c) <= 0xDFFF for c in display):
             shown = "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in display)
             raise fs_error("path_unicode", p=shown)
-        key = os.path.realpath(display)
+        try:
+            key = _realpath(display)
+        except OSError as exc:
+            reason = os.strerror(exc.errno if exc.errno else errno.EIO).lower()
+            raise fs_error("io", op="resolve", p=display, reason=reason, cause=exc) from exc
         try:
             parent = self._stat(os.path.dirname(key))
         except NotADirectoryError as exc:
@@ -237,14 +245,17 @@ class LocalFs:
                         if isinstance(intent, CreateIfAbsent):
                             raise fs_error("exists_unread", p=p)
                         if isinstance(intent, ReplaceIfVersion) and not self._unchanged(
-                            intent.version, st, lambda: place.read(name, st, "write", p)[0]
+                            intent.version, st, lambda seen: place.holds(name, st, seen, p)
                         ):
                             raise fs_error("changed", op="write", p=p)
                     data = _encode(content, "write", p)
                     self._pause("checked")
                     mode = None if st is None else stat.S_IMODE(st.st_mode)
                     exclusive = isinstance(intent, CreateIfAbsent)
-                    version = self._publish(place, name, target, (data,), mode, exclusive)
+                    parts = (data,)
+                    version = self._publish(
+                        place, name, target, parts, mode=mode, exclusive=exclusive
+                    )
                     return WriteOutcome(version, created=st is None)
         finally:
             self._armed.clear()
@@ -269,7 +280,9 @@ class LocalFs:
                         raise fs_error("changed", op="edit", p=p)
                     place.check_writable_regular("edit", name, st, p)
                     data, st = place.read(name, st, "edit", p)
-                    if intent is not None and not self._unchanged(intent.version, st, lambda: data):
+                    if intent is not None and not self._unchanged(
+                        intent.version, st, lambda seen: _holds(data, seen)
+                    ):
                         raise fs_error("changed", op="edit", p=p)
                     not_text = _text_error(data, "edit", p)
                     if not_text is not None:
@@ -278,7 +291,7 @@ class LocalFs:
                     parts, count = _replaced(data, old, new, request.replace_all, p)
                     self._pause("checked")
                     mode = stat.S_IMODE(st.st_mode)
-                    version = self._publish(place, name, target, parts, mode, exclusive=False)
+                    version = self._publish(place, name, target, parts, mode=mode, exclusive=False)
                     return EditOutcome(version, replacements=count)
         finally:
             self._armed.clear()
@@ -294,14 +307,19 @@ class LocalFs:
             return None
         try:
             st = os.fstat(fd)
-            if target.parent is not None and not created and (st.st_dev, st.st_ino) != target.parent:
+            if (
+                target.parent is not None
+                and not created
+                and (st.st_dev, st.st_ino) != target.parent
+            ):
                 raise fs_error("redirected", op=op, p=p)
             fcntl.flock(fd, fcntl.LOCK_EX)
             place = _Place(fd, directory, created, self._stat)
             _sweep_once(place, (st.st_dev, st.st_ino))
             return place
         except BaseException:
-            os.close(fd)
+            with suppress(OSError):  # the failure being raised is the one to report
+                os.close(fd)
             _remove_dirs(created)
             raise
 
@@ -310,14 +328,18 @@ class LocalFs:
         # alone cannot prove nothing changed, so the content is kept as well.
         return self._clock() - st.st_ctime_ns < RACY_WINDOW_NS
 
-    def _unchanged(self, seen: Version, st: os.stat_result, current: Callable[[], bytes]) -> bool:
-        """Whether the file at ``st`` is still what ``seen`` observed."""
+    def _unchanged(
+        self, seen: Version, st: os.stat_result, holds: Callable[[Version], bool]
+    ) -> bool:
+        """Whether the file at ``st`` is still what ``seen`` observed.
+
+        ``holds`` answers for a racy observation whether the file's bytes are still the ones
+        it kept (or hashed).
+        """
         if seen.stamp is not None and _stamp(st) != seen.stamp:
             return False
-        if seen.content is not None:
-            return _same_bytes(seen.content, current())
-        if seen.digest is not None:
-            return hashlib.sha256(current()).hexdigest() == seen.digest
+        if seen.racy:
+            return holds(seen)
         return seen.stamp is not None
 
     def _publish(
@@ -326,6 +348,7 @@ class LocalFs:
         name: str,
         target: Target,
         parts: Parts,
+        *,
         mode: int | None,
         exclusive: bool,
     ) -> Version:
@@ -342,23 +365,26 @@ class LocalFs:
             os.fsync(fd)
             self._pause("staged")
             if exclusive:
-                published = self._link_new(place, temp, name, target, parts, fd)
+                published = self._link_new(place, temp, name, target, parts=parts, fd=fd)
             else:
                 os.replace(temp, name, src_dir_fd=place.fd, dst_dir_fd=place.fd)
             committed = True
         finally:
             if not committed:
-                _unlink_quietly(temp, place.fd)
-                os.close(fd)
+                try:
+                    _unlink_quietly(temp, place.fd)
+                finally:
+                    os.close(fd)
         # The commit point: what fails from here on is logged, and the call still succeeds.
         p = target.display_path
         if exclusive:
             _after_commit(p, "remove the staged name", lambda: _unlink(temp, place.fd))
         _after_commit(p, "sync the directory", lambda: _fsync_dir(place.fd))
         st = _after_commit(p, "read the new version", lambda: self._stat(published))
+        # close releases the descriptor even when it reports an error: nothing to undo.
         if published != fd:
-            os.close(published)
-        os.close(fd)
+            _after_commit(p, "close the published file", lambda: os.close(published))
+        _after_commit(p, "close the staged file", lambda: os.close(fd))
         return self._version_of(st, parts)
 
     def _version_of(self, st: os.stat_result | None, parts: Parts) -> Version:
@@ -371,7 +397,7 @@ class LocalFs:
         return Version(stamp, digest=_sha256(parts))
 
     def _link_new(
-        self, place: _Place, temp: str, name: str, target: Target, parts: Parts, fd: int
+        self, place: _Place, temp: str, name: str, target: Target, *, parts: Parts, fd: int
     ) -> int:
         """Publish without ever clobbering; return the descriptor of the file published."""
         try:
@@ -382,7 +408,9 @@ class LocalFs:
             if exc.errno not in _NO_LINKS:
                 raise
             published = _create_exclusively(place, name, parts, target, self)
-            _after_commit(target.display_path, "remove the staged name", lambda: _unlink(temp, place.fd))
+            _after_commit(
+                target.display_path, "remove the staged name", lambda: _unlink(temp, place.fd)
+            )
             return published
         return fd
 
@@ -407,7 +435,12 @@ class _Place:
         return self
 
     def __exit__(self, kind: object, *exc: object) -> None:
-        os.close(self.fd)  # releases the lock
+        try:
+            os.close(self.fd)  # releases the lock
+        except OSError as error:
+            # The descriptor and its lock are released all the same. After success the content
+            # is published (past the commit point); after a failure, that failure is the news.
+            log.warning('could not close the directory "%s": %s', self.path, error)
         if kind is not None:  # the mutation failed: the parents it made go again
             _remove_dirs(self.created)
 
@@ -433,7 +466,26 @@ class _Place:
                 raise fs_error("io", op=op, p=p, reason=reason, cause=cause)
             raise fs_error("permission", op=op, p=p)
 
-    def read(self, name: str, seen: os.stat_result, op: str, p: str) -> tuple[bytes, os.stat_result]:
+    def holds(self, name: str, seen: os.stat_result, version: Version, p: str) -> bool:
+        """Whether the file ``seen`` still holds what a racy ``version`` kept, read in chunks.
+
+        A write needs no copy of the old file, so none is made: the bytes stream through one
+        reused buffer instead of a fresh allocation as large as the file.
+        """
+        fd = os.open(name, _READ, dir_fd=self.fd)
+        try:
+            st = self._stat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise fs_error("not_regular", op="write", p=p)
+            if (st.st_dev, st.st_ino) != (seen.st_dev, seen.st_ino):
+                return False
+            return _stream_holds(fd, version)
+        finally:
+            os.close(fd)
+
+    def read(
+        self, name: str, seen: os.stat_result, op: str, p: str
+    ) -> tuple[bytes, os.stat_result]:
         """The whole file, from the very inode ``seen``; never blocks on a FIFO swapped in."""
         fd = os.open(name, _READ, dir_fd=self.fd)
         try:
@@ -460,32 +512,59 @@ def _walk(directory: str, op: str, p: str, *, create: bool) -> tuple[int | None,
         for part in directory.split("/"):
             if not part:
                 continue
-            try:
-                child = os.open(part, _DIRECTORY, dir_fd=fd)
-            except FileNotFoundError:
-                if not create:
+            child = _open_component(fd, part, current, created, op=op, p=p, create=create)
+            if child is None:
+                with suppress(OSError):
                     os.close(fd)
-                    return None, []
-                try:
-                    os.mkdir(part, 0o777, dir_fd=fd)
-                    created.append(os.path.join(current, part))
-                except FileExistsError:
-                    pass  # a concurrent writer made it; it is not ours to remove
-                child = os.open(part, _DIRECTORY, dir_fd=fd)
-            except OSError as exc:
-                if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
-                    raise
-                if stat.S_ISLNK(os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode):
-                    raise fs_error("redirected", op=op, p=p, cause=exc) from exc
-                raise fs_error("parent_not_dir", p=p, cause=exc) from exc
-            os.close(fd)
-            fd = child
+                return None, []
+            # Hold the child before closing its parent: close releases the descriptor even when
+            # it reports an error, so the one left to clean up is always ``fd``.
+            previous, fd = fd, child
+            os.close(previous)
             current = os.path.join(current, part)
     except BaseException:
-        os.close(fd)
+        with suppress(OSError):  # the failure being raised is the one to report
+            os.close(fd)
         _remove_dirs(created)
         raise
     return fd, created
+
+
+def _open_component(
+    fd: int, part: str, current: str, created: list[str], *, op: str, p: str, create: bool
+) -> int | None:
+    """Open one component under ``fd`` without following it; None if missing and not created."""
+    try:
+        try:
+            return os.open(part, _DIRECTORY, dir_fd=fd)
+        except FileNotFoundError:
+            if not create:
+                return None
+            try:
+                os.mkdir(part, 0o777, dir_fd=fd)
+                created.append(os.path.join(current, part))
+            except FileExistsError:
+                pass  # someone else made it; it is not ours to remove
+            # Inside the outer ``try``: whatever took the name meanwhile is judged like the rest.
+            return os.open(part, _DIRECTORY, dir_fd=fd)
+    except OSError as exc:
+        if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+            raise
+        raise _not_a_directory(fd, part, op, p, exc) from exc
+
+
+def _not_a_directory(fd: int, part: str, op: str, p: str, exc: OSError) -> FsError:
+    """Why ``part`` could not be opened as a directory: redirected, or a file in the way."""
+    # O_NOFOLLOW refused a symlink (ELOOP; ENOTDIR when O_DIRECTORY is checked first, as on
+    # Linux). Look again without following: only a file there now is a bad parent. A symlink,
+    # a directory again, or nothing at all means the path changed under the walk.
+    try:
+        st = os.stat(part, dir_fd=fd, follow_symlinks=False)
+    except OSError:
+        return fs_error("redirected", op=op, p=p, cause=exc)
+    if exc.errno == errno.ELOOP or stat.S_ISLNK(st.st_mode) or stat.S_ISDIR(st.st_mode):
+        return fs_error("redirected", op=op, p=p, cause=exc)
+    return fs_error("parent_not_dir", p=p, cause=exc)
 
 
 def _sweep_once(place: _Place, identity: tuple[int, int]) -> None:
@@ -519,7 +598,8 @@ def _remove_if_abandoned(place: _Place, name: str) -> None:
     except OSError as exc:
         log.warning("could not sweep %s: %s", name, exc)
     finally:
-        os.close(fd)
+        with suppress(OSError):  # housekeeping: a sweep never fails the mutation it serves
+            os.close(fd)
 
 
 def _create_exclusively(place: _Place, name: str, parts: Parts, target: Target, fs: LocalFs) -> int:
@@ -547,6 +627,18 @@ def _after_commit(path: str, what: str, step: Callable[[], Any]) -> Any:
         return None
 
 
+def _realpath(path: str) -> str:
+    """``os.path.realpath``, looked at again when a symlink on the way changes under it."""
+    # Python 3.11's non-strict realpath still raises when a component that lstat saw as a
+    # symlink is something else by the time readlink reads it (EINVAL) or is gone (ENOENT).
+    # The change is transient: another look sees a settled path, which the fence then judges
+    # and the walk re-checks. Only a path that keeps changing gives up.
+    for _ in range(REALPATH_TRIES - 1):
+        with suppress(OSError):
+            return os.path.realpath(path)
+    return os.path.realpath(path)
+
+
 def _stamp(st: os.stat_result) -> str:
     return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
 
@@ -560,13 +652,48 @@ def _encode(text: str, op: str, path: str) -> bytes:
 
 def _same_bytes(parts: Parts, data: bytes) -> bool:
     """Whether ``data`` is exactly the concatenation of ``parts`` (no copy is made)."""
-    view, position = memoryview(data), 0
+    position = 0
     for part in parts:
-        end = position + len(part)
-        if end > len(view) or view[position:end] != part:
+        # ``startswith`` compares in place with memcmp; comparing memoryviews goes item by
+        # item, some 25 times slower, which made a racy rewrite of a large file cost double.
+        if not data.startswith(part, position):
             return False
-        position = end
-    return position == len(view)
+        position += len(part)
+    return position == len(data)
+
+
+def _holds(data: bytes, seen: Version) -> bool:
+    """Whether ``data`` is the content a racy ``seen`` kept: the very bytes, or their digest."""
+    if seen.content is not None:
+        return _same_bytes(seen.content, data)
+    return hashlib.sha256(data).hexdigest() == seen.digest
+
+
+def _stream_holds(fd: int, seen: Version) -> bool:
+    """``_holds`` for the rest of ``fd``, read through one reused buffer."""
+    buffer = bytearray(COMPARE_BYTES)
+    hasher = hashlib.sha256() if seen.content is None else None
+    parts = [memoryview(part) for part in seen.content or ()]
+    index = offset = 0  # where in ``parts`` the next byte read must match
+    while read := os.readv(fd, [buffer]):
+        if hasher is not None:
+            hasher.update(memoryview(buffer)[:read])
+            continue
+        done = 0
+        while done < read:
+            if index == len(parts):
+                return False  # the file is longer
+            part = parts[index]
+            take = min(read - done, len(part) - offset)
+            # ``startswith`` over [done, done + take) compares in place (memcmp).
+            if not buffer.startswith(part[offset : offset + take], done, done + take):
+                return False
+            done, offset = done + take, offset + take
+            if offset == len(part):
+                index, offset = index + 1, 0
+    if hasher is not None:
+        return hasher.hexdigest() == seen.digest
+    return sum(len(part) for part in parts[index:]) == offset  # nothing left unmatched
 
 
 def _read_at_least(fd: int, size: int) -> bytes:

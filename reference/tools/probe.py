@@ -78,7 +78,7 @@ def _probe_interrupt(args: dict[str, object]) -> str:
 
 
 def probe_tools() -> tuple[Tool, Tool, Tool]:
-    """``probe_raise {kind, message, code?}``, ``probe_echo {…}`` and ``probe_interrupt {message}``."""
+    """``probe_raise``, ``probe_echo`` and ``probe_interrupt``."""
     return (
         define_tool(
             name="probe_raise",

@@ -21,6 +21,7 @@ from reference.errors import ToolArgsError
 ROOT: Final = "arguments"
 MAX_DEPTH: Final = 100
 MAX_NUMBER_CHARS: Final = 100
+_LARGEST: Final = 10**MAX_NUMBER_CHARS  # an integer this large takes more than 100 characters
 SUPPORTED_KEYWORDS: Final = frozenset(
     {"type", "properties", "required", "additionalProperties", "items", "enum", "description"}
 )
@@ -70,6 +71,9 @@ def parse_arguments(raw: object) -> object:
     input reaches the model as the runtime's own message.
     """
     if not isinstance(raw, str):
+        # Arguments parsed elsewhere (a direct caller, another transport) meet the same limits.
+        if _depth(raw) > MAX_DEPTH or _out_of_range(raw):
+            raise ToolArgsError([f'"{ROOT}" is not valid JSON'])
         return raw
     try:
         parsed = json.loads(
@@ -198,13 +202,36 @@ def _float(literal: str) -> float:
     return value
 
 
+def _out_of_range(value: object) -> bool:
+    """Whether a parsed value holds a number its text could not have (SPEC {args.limits})."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+        elif _unwritable(item):
+            return True
+    return False
+
+
+def _unwritable(item: object) -> bool:
+    """A float that is not finite, or an integer longer than the longest literal allowed."""
+    if isinstance(item, float):
+        return not math.isfinite(item)
+    return isinstance(item, int) and not isinstance(item, bool) and abs(item) >= _LARGEST
+
+
 def _depth(value: object) -> int:
     """How deeply arrays and objects nest (the outermost counts 1), without recursion."""
     deepest = 0
     pending: list[tuple[object, int]] = [(value, 1)]
     while pending:
         item, level = pending.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        children = (
+            item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        )
         if children is None:
             continue
         deepest = max(deepest, level)
