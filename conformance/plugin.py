@@ -85,6 +85,7 @@ class _State:
         self.judges: dict[str, Judge] = {}
         self.cleanup: list[Path] = []
         self.secrets: RunSecrets | None = None
+        self.other_failures = 0  # failed tests in the same run that are not cases
 
     # -- configuration ----------------------------------------------------------------------
 
@@ -717,6 +718,8 @@ class _Recorder:
             report.user_properties = [p for p in report.user_properties if p[0] != DATA]
         case_id = properties.get("case_id")
         if not case_id:
+            if report.failed:
+                self.state.other_failures += 1
             return
         verdict = _outcome(report)
         if verdict is None:
@@ -822,6 +825,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         )
     state.write_reports()
     ours = report.exit_status()
+    if state.other_failures:
+        return  # a test that is not a case failed in the same run: pytest's status stands
     if session.exitstatus == pytest.ExitCode.OK or (
         session.exitstatus == pytest.ExitCode.TESTS_FAILED and session.testsfailed
     ):

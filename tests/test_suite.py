@@ -182,6 +182,18 @@ def test_unrelated_pytest_runs_are_left_alone(tmp_path: Path) -> None:
     assert "harness conformance" not in done.stdout
 
 
+def test_a_failing_test_beside_passing_cases_fails_the_run(tmp_path: Path) -> None:
+    # Mutation testing runs the cases and the project's own tests in one pytest run: a failed
+    # plain test must not be hidden behind a green conformance report.
+    shutil.copytree(REPO / "conformance", tmp_path / "conformance")
+    shutil.copy(REPO / "SPEC.md", tmp_path / "SPEC.md")
+    (tmp_path / "test_plain.py").write_text("def test_broken():\n    assert False\n")
+    case = "conformance/cases/test_taxonomy.py::test_code_stays_out_of_the_message"
+    done = run_pytest("-q", case, "test_plain.py", "--conformance-in-process", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout
+    assert "1 failed, 1 passed" in done.stdout
+
+
 # -- selecting cases ---------------------------------------------------------------------------
 
 
