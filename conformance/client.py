@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, cast
 
@@ -32,7 +32,7 @@ from conformance.verdict import (
     differ,
     shorten,
 )
-from conformance.watch import Change, Entry, Watch, content_entry, diff
+from conformance.watch import Change, Entry, Snapshot, Watch, content_entry, diff
 
 DIR: Final = object()
 """In ``accepted(changes=…)``: a directory is created there."""
@@ -59,6 +59,7 @@ class Result:
     changes: list[Change]
     judge: Judge | None
     profile: Profile
+    after: Snapshot = field(default_factory=dict)
 
     @property
     def what(self) -> str:
@@ -83,7 +84,7 @@ class Result:
         judge = self._gate()
         if judge is None:
             return self
-        wrong = _unexpected(self.changes, changes or {})
+        wrong = _unexpected(self.changes, changes or {}, self.after)
         flag = f"refused ({shorten(self.text)}) and" if self.is_error else "accepted, but"
         if wrong:
             judge.record(
@@ -185,8 +186,14 @@ def _pair(error: tuple[str, str]) -> str:
     return f'{{name: "{error[0]}", code: "{error[1]}"}}'
 
 
-def _unexpected(changes: list[Change], expected: Mapping[str, Expected]) -> list[str]:
-    """Describe every change that is not expected, and every expected change that is missing."""
+def _unexpected(
+    changes: list[Change], expected: Mapping[str, Expected], after: Snapshot
+) -> list[str]:
+    """Describe every change that is not expected, and every expected change that is missing.
+
+    A write of the bytes a file already holds changes nothing a snapshot can see, so an
+    expected content that is already on disk counts as written.
+    """
     wanted = {os.path.normpath(path): value for path, value in expected.items()}
     parents = {parent for path in wanted for parent in _ancestors(path)}
     seen: set[str] = set()
@@ -222,6 +229,9 @@ def _unexpected(changes: list[Change], expected: Mapping[str, Expected]) -> list
     for path, value in wanted.items():
         if path not in seen and value is not None and value is not DIR:
             data = value.encode("utf-8") if isinstance(value, str) else cast(bytes, value)
+            present = after.get(path)
+            if present is not None and present.same_content(content_entry(data)):
+                continue
             problems.append(f'"{path}" not written (it should hold {shorten(data, 80)})')
         elif path not in seen and value is None:
             problems.append(f'"{path}" not deleted')
@@ -339,15 +349,17 @@ class Session:
                     before.pop(path, None)
                 else:
                     before[path] = entry
-        changes = diff(before, watch.snapshot()) if watch is not None else []
+        after = watch.snapshot() if watch is not None else {}
+        changes = diff(before, after)
         record.result = wire if isinstance(wire, dict) else {"invalid": wire}
         record.changes = [change.describe() for change in changes]
         if watch is not None:
             record.outside = [c.describe() for c in changes if not watch.inside(c.path)]
         result, call_id, text, is_error, error, blocks = unpack(wire, f"call_tool({name!r})")
         return Result(
-            result, call_id, text, is_error, error, blocks, record, changes, judge, client.profile
-        )
+            result, call_id, text, is_error, error, blocks, record, changes, judge, client.profile,
+            after,
+        )  # fmt: skip
 
     def read(self, path: str, **extra: Json) -> Result:
         """``read``."""

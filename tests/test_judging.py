@@ -267,3 +267,14 @@ def test_reports_stay_right_under_xdist(tmp_path: Path) -> None:
     assert outcomes(one) == outcomes(two)
     assert one["harness"] == two["harness"]
     assert case_of(one, "DRV-001")["verdicts"] == case_of(two, "DRV-001")["verdicts"]
+
+
+def test_rewriting_the_bytes_a_file_holds_counts_as_written() -> None:
+    """An accepted write of identical bytes changes nothing a snapshot sees; it is not missing."""
+    from conformance.client import _unexpected
+    from conformance.watch import content_entry
+
+    empty = {"f.txt": content_entry(b"")}
+    assert _unexpected([], {"f.txt": ""}, empty) == []
+    assert _unexpected([], {"f.txt": "x"}, empty) == ["\"f.txt\" not written (it should hold b'x')"]
+    assert _unexpected([], {"g.txt": ""}, empty) == ["\"g.txt\" not written (it should hold b'')"]
