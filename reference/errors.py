@@ -90,7 +90,7 @@ def _restore(
     cause: BaseException | None,
 ) -> HarnessError:
     """Rebuild a pickled or copied error without re-running its constructor's validation."""
-    err = cls.__new__(cls, *args)
+    err = cls.__new__(cls)
     err.args = args
     err.__dict__.update(state)
     err.__cause__ = cause
@@ -165,7 +165,8 @@ def _chain(value: object, path: frozenset[int]) -> str:
             break
     for message, text in reversed(heads):
         tail = text if tail is None or tail == message else f"{text}: {tail}"
-    return "" if tail is None else tail
+    assert tail is not None  # the loop either set it or added at least one head
+    return tail
 
 
 def _message_of(error: BaseException) -> str:

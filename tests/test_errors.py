@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import inspect
 import pickle
 import traceback
 
@@ -19,7 +20,7 @@ from reference import (
     is_harness_error,
     to_error,
 )
-from reference.errors import render_value, secret_values
+from reference.errors import redactor, render_value, secret_values
 
 
 def test_message_is_str_and_code_stays_out_of_it() -> None:
@@ -345,7 +346,89 @@ def test_errors_survive_round_trips(err: HarnessError, round_trip: object) -> No
     assert error_chain(back) == error_chain(err)
     assert type(back.cause) is type(err.cause)
     assert back.__dict__.keys() == err.__dict__.keys()
+    assert back.args == err.args == (err.message,)
 
 
 def test_repr_shows_class_message_and_code() -> None:
     assert repr(FsError("gone", "FS_NOT_FOUND")) == "FsError('gone', code='FS_NOT_FOUND')"
+
+
+@pytest.mark.parametrize(
+    ("make", "kind", "message"),
+    [
+        (lambda: HarnessError(b"m", "C"), TypeError, "message must be a str, not bytes"),
+        (lambda: HarnessError("m", 7), TypeError, "code must be a str, not int"),
+        (lambda: HarnessError("m", ""), ValueError, "code must be a non-empty string"),
+        (lambda: LlmError("", "AUTH"), ValueError, "message must be a non-empty string"),
+        (lambda: LlmError("m", "C", status=99), ValueError,
+         "status must be an HTTP status code (100-599), not 99"),
+        (lambda: LlmError("m", "C", retry_after_ms="5"), ValueError,
+         "retry_after_ms must be positive and finite, not '5'"),
+        (lambda: LlmError("m", "C", retry_after_ms=True), ValueError,
+         "retry_after_ms must be positive and finite, not True"),
+        (lambda: LlmError("m", "C", retry_after_ms=float("inf")), ValueError,
+         "retry_after_ms must be positive and finite, not inf"),
+        (lambda: LlmError("m", "C", retry_after_ms=0), ValueError,
+         "retry_after_ms must be positive and finite, not 0"),
+        (lambda: LlmError("m", "C", request_id=""), ValueError,
+         "request_id must be a non-empty string, not ''"),
+        (lambda: ToolArgsError([]), ValueError, "ToolArgsError needs at least one violation"),
+        (lambda: ToolArgsError(["a", 3]), TypeError, "violations must be strings"),
+        (lambda: ToolNotFoundError(3), TypeError, "tool name must be a str, not int"),
+    ],
+)  # fmt: skip
+def test_a_malformed_error_is_refused_with_what_was_wrong(
+    make: object, kind: type[Exception], message: str
+) -> None:
+    assert callable(make)
+    with pytest.raises(kind) as caught:
+        make()
+    assert str(caught.value) == message
+
+
+def test_an_error_holds_its_message_as_its_only_argument() -> None:
+    assert HarnessError("disk full", "FS_IO_ERROR").args == ("disk full",)
+
+
+def test_an_unknown_tool_error_keeps_the_name_it_was_given() -> None:
+    assert ToolNotFoundError("grep").tool_name == "grep"
+
+
+def test_a_cause_left_out_reads_as_unset_in_the_signature() -> None:
+    cause = inspect.signature(HarnessError).parameters["cause"]
+    assert str(cause) == "cause: 'object' = <unset>"
+
+
+def test_a_redacted_provider_error_keeps_everything_but_the_secret() -> None:
+    err = LlmError("bad key sk-secret-123", "AUTH", status=401, retry_after_ms=250.0,
+                   request_id="req sk-secret-123")  # fmt: skip
+    clean = err.redacted(["sk-secret-123"])
+    assert dict(clean.failure) == {
+        "message": "bad key [REDACTED]",
+        "code": "AUTH",
+        "status": 401,
+        "providerRetryAfterMs": 250.0,
+        "requestId": "req [REDACTED]",
+    }
+
+
+def test_the_longest_secret_is_redacted_first() -> None:
+    # Lexicographic order would replace the short secret inside the long one first and leave
+    # the rest of the long one in the text.
+    scrub = redactor(["zzzzzzzz", "aazzzzzzzzzz"])
+    assert scrub("key=aazzzzzzzzzz and zzzzzzzz") == "key=[REDACTED] and [REDACTED]"
+
+
+def test_secrets_are_credential_like_variables_and_the_key_longest_first() -> None:
+    environ = {
+        "PATH": "/usr/local/bin:/usr/bin",
+        "HOME": "/home/someone",
+        "GITHUB_TOKEN": "ghp_abcdefgh",
+        "DB_PASSWORD": "zzzzzzzzzzzzzzzzzz",
+        "SHORT_SECRET": "1234567",
+    }
+    assert secret_values(environ, api_key="sk-0123456789abcdef") == (
+        "sk-0123456789abcdef",
+        "zzzzzzzzzzzzzzzzzz",
+        "ghp_abcdefgh",
+    )

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from reference import FsError, open_workspace
 from reference.tools import LineWindow
@@ -154,7 +157,95 @@ def test_a_giant_single_line_is_held_only_up_to_the_cut() -> None:
     window = LineWindow(offset=1, limit=10)
     for _ in range(100):
         window.feed("x" * 10_000)
-        assert sum(len(piece) for piece in window._head) <= 2001
+        assert sum(len(piece) for piece in window._head) <= 2000
+    window.finish()
+    assert window.shown == ["1: " + "x" * 2000 + "... (line truncated to 2000 chars)"]
+
+
+def _window_model(text: str, offset: int, limit: int) -> tuple[int, list[str], str]:
+    """What a read shows, computed the plain way: split, strip one \r, cut, cap, footer."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    shown: list[str] = []
+    used, capped = 0, False
+    for number, raw in enumerate(lines[offset - 1 : offset - 1 + limit], start=offset):
+        line = raw.removesuffix("\r")
+        body = line[:2000] + "... (line truncated to 2000 chars)" if len(line) > 2000 else line
+        cost = len(body.encode()) + (1 if shown else 0)
+        if used + cost > 51200:
+            capped = True
+            break
+        used += cost
+        shown.append(f"{number}: {body}")
+    last = offset + len(shown) - 1
+    if capped:
+        footer = (
+            f"(Output capped. Showing lines {offset}-{last}. Use offset={last + 1} to continue.)"
+        )
+    elif shown and last < len(lines):
+        footer = (
+            f"(Showing lines {offset}-{last} of {len(lines)}. Use offset={last + 1} to continue.)"
+        )
+    else:
+        footer = f"(End of file - total {len(lines)} lines)"
+    return len(lines), shown, footer
+
+
+_LINE = st.tuples(
+    st.sampled_from(["", "a", "é", "\r", "a\r"]),
+    st.sampled_from([0, 1, 2, 1999, 2000, 2001, 30_000]),
+    st.sampled_from(["\n", "\r\n", "\r\r\n"]),
+).map(lambda t: "x" * t[1] + t[0] + t[2])
+
+
+@given(
+    lines=st.lists(_LINE, max_size=40),
+    tail=st.sampled_from(["", "z", "z\r", "y" * 2001]),
+    cuts=st.lists(st.integers(min_value=0, max_value=200_000), max_size=12),
+    offset=st.integers(min_value=1, max_value=45),
+    limit=st.integers(min_value=1, max_value=45),
+)
+def test_the_window_shows_what_a_plain_split_would_however_the_text_arrives(
+    lines: list[str], tail: str, cuts: list[int], offset: int, limit: int
+) -> None:
+    text = "".join(lines) + tail
+    window = LineWindow(offset=offset, limit=limit)
+    bounds = [0, *sorted(c for c in cuts if c < len(text)), len(text)]
+    for start, stop in itertools.pairwise(bounds):
+        window.feed(text[start:stop])
+        assert sum(len(piece) for piece in window._head) <= 2000
+    window.finish()
+    total, shown, footer = _window_model(text, offset, limit)
+    assert window.total == total
+    if offset <= max(total, 1):
+        assert window.shown == shown
+        assert window.footer() == footer
+
+
+def test_the_window_holds_at_most_the_cut_of_a_line_fed_small_then_large() -> None:
+    window = LineWindow(offset=1, limit=1)
+    window.feed("x" * 100)
+    window.feed("y" * 5000)
+    assert sum(len(piece) for piece in window._head) == 2000
+    window.finish()
+    assert window.shown == ["1: " + "x" * 100 + "y" * 1900 + "... (line truncated to 2000 chars)"]
+
+
+def test_a_last_line_split_across_pieces_past_the_window_is_counted() -> None:
+    window = LineWindow(offset=1, limit=1)
+    window.feed("a\nbbb")
+    window.feed("bbb")
+    window.finish()
+    assert window.total == 2
+    assert window.footer() == "(Showing lines 1-1 of 2. Use offset=2 to continue.)"
+
+
+def test_the_window_holds_at_most_the_cut_of_a_line_fed_in_small_pieces() -> None:
+    window = LineWindow(offset=1, limit=1)
+    for _ in range(300):
+        window.feed("x" * 100)
+        assert sum(len(piece) for piece in window._head) <= 2000
     window.finish()
     assert window.shown == ["1: " + "x" * 2000 + "... (line truncated to 2000 chars)"]
 
@@ -551,3 +642,39 @@ def test_failed_mutations_leave_no_temp_files(ws: Workspace, tmp_path: Path) -> 
 def test_workspace_root_must_be_a_directory(tmp_path: Path) -> None:
     with pytest.raises(NotADirectoryError, match="workspace root is not a directory"):
         open_workspace(tmp_path / "missing")
+
+
+def test_the_tool_descriptions_the_model_sees_are_exactly_these(ws: Workspace) -> None:
+    """A description is a prompt: a change in it is a change in agent behaviour."""
+    specs = {spec["name"]: spec for spec in ws.tool_specs()}
+    assert {name: spec["description"] for name, spec in specs.items()} == {
+        "read": "Read a text file, with line numbers, a window of lines at a time.",
+        "write": "Create a file, or replace one you have read, with new content.",
+        "edit": "Replace exact text in a file you have read.",
+    }
+    arguments = {
+        name: {key: (value["type"], value["description"]) for key, value in props.items()}
+        for name, spec in specs.items()
+        for props in [spec["parameters"]["properties"]]  # type: ignore[index]
+    }
+    path = ("string", "Path of the file, absolute or relative.")
+    assert arguments == {
+        "read": {
+            "file_path": path,
+            "offset": ("integer", "First line to show, from 1 (default 1)."),
+            "limit": ("integer", "Lines to show, 1-2000 (default 2000)."),
+        },
+        "write": {
+            "file_path": path,
+            "content": ("string", "The complete new content of the file."),
+        },
+        "edit": {
+            "file_path": path,
+            "old_string": ("string", "Exact text to replace."),
+            "new_string": ("string", "Text to put in its place."),
+            "replace_all": (
+                "boolean",
+                "Replace every occurrence instead of exactly one (default false).",
+            ),
+        },
+    }

@@ -247,9 +247,13 @@ def test_the_marker_chains_the_denial(open_session: Callable[..., Session], disk
                                        judge: Judge, w: Wording) -> None:  # fmt: skip
     """chain the provider's sandbox denial as the cause of the marker the model sees"""
     session = open_session(sandbox="read-only")
-    result = session.write("a.txt", "x").refused("sandbox.read-only")
-    handle = session.tool_error(result.call_id)
-    cause = (client.inspect(handle)["cause"] if handle else None) or {}
-    judge.equal("the error behind the marker has as its cause", (cause.get("code"), cause.get("message")),
-                ("FS_SANDBOX_DENIED", w("fs.sandbox", op="write", p=disk.display("a.txt"), mode="read-only")),
-                rule="marker.sandbox", level="wording")  # fmt: skip
+    for op, result in [
+        ("write", session.write("a.txt", "x")),
+        ("edit", session.edit("a.txt", "x", "y")),
+    ]:
+        result.refused("sandbox.read-only")
+        handle = session.tool_error(result.call_id)
+        cause = (client.inspect(handle)["cause"] if handle else None) or {}
+        judge.equal(f"the error behind the marker of the {op} has as its cause", (cause.get("code"), cause.get("message")),
+                    ("FS_SANDBOX_DENIED", w("fs.sandbox", op=op, p=disk.display("a.txt"), mode="read-only")),
+                    rule="marker.sandbox", level="wording")  # fmt: skip

@@ -60,8 +60,9 @@ class LineWindow:
     ``\\r`` is stripped before display; lines over 2000 characters are cut.
     """
 
-    # Enough of a line to show 2000 characters after stripping one trailing "\r".
-    _HEAD_CHARS: Final = w.MAX_LINE_CHARS + 1
+    # A line never shows more than its first 2000 characters; a trailing "\r" that is
+    # stripped lies beyond them.
+    _HEAD_CHARS: Final = w.MAX_LINE_CHARS
 
     def __init__(self, offset: int, limit: int) -> None:
         self.offset = offset
@@ -267,7 +268,7 @@ def _file_path(args: dict[str, object]) -> str:
 
 
 def _positive(value: object, message: str) -> int:
-    # The schema let through integers, which JSON may spell 1.0.
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 1:
+    # The schema lets through only integers (never a bool), normalized: 2.0 arrives as 2.
+    if not isinstance(value, int) or value < 1:
         raise ValueError(message)
-    return int(value)
+    return value
