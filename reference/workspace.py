@@ -60,9 +60,8 @@ class Workspace:
 
     def protect(self, secrets: Sequence[str]) -> None:
         """Also keep these values (a model provider's API key) out of failure text."""
-        self._secrets = tuple(
-            sorted({*self._secrets, *(s for s in secrets if s)}, key=len, reverse=True)
-        )
+        # ``redactor`` drops empty values and replaces the longest first.
+        self._secrets = (*self._secrets, *secrets)
 
     def register(self, tool: Tool) -> None:
         """Add a tool to this session."""

@@ -185,20 +185,28 @@ def _json_equal(a: object, b: object) -> bool:
     return type(a) is type(b) and a == b
 
 
+class _NotJson(ValueError):
+    """Text SPEC §2.1b does not count as JSON: ``NaN``/``Infinity``, or a literal past the limits.
+
+    Raised from inside ``json.loads``; ``parse_arguments`` reports every such refusal as
+    ``"arguments" is not valid JSON``, so it carries no message of its own.
+    """
+
+
 def _reject_constant(name: str) -> object:
-    raise ValueError(f"{name} is not JSON")
+    raise _NotJson
 
 
 def _integer(literal: str) -> int:
     if len(literal) > MAX_NUMBER_CHARS:
-        raise ValueError("number literal too long")
+        raise _NotJson
     return int(literal)
 
 
 def _float(literal: str) -> float:
     value = float(literal)
     if len(literal) > MAX_NUMBER_CHARS or not math.isfinite(value):
-        raise ValueError("number literal too long or not finite")
+        raise _NotJson
     return value
 
 
@@ -217,10 +225,13 @@ def _out_of_range(value: object) -> bool:
 
 
 def _unwritable(item: object) -> bool:
-    """A float that is not finite, or an integer longer than the longest literal allowed."""
+    """A float that is not finite, or an integer longer than the longest literal allowed
+    (its minus sign counts, as it does in the text)."""
     if isinstance(item, float):
         return not math.isfinite(item)
-    return isinstance(item, int) and not isinstance(item, bool) and abs(item) >= _LARGEST
+    if not isinstance(item, int) or isinstance(item, bool):
+        return False
+    return not -(_LARGEST // 10) < item < _LARGEST
 
 
 def _depth(value: object) -> int:
