@@ -107,9 +107,10 @@ def equivalent() -> dict[str, str]:
 
 
 def module_of(name: str) -> str:
-    """``reference.fs.local.x_write__mutmut_3`` → ``reference/fs/local.py``."""
-    dotted = name.split(".x", maxsplit=1)[0]
-    return dotted.replace(".", "/") + ".py"
+    """``reference.fs.local.x_write__mutmut_3`` → ``reference/fs/local.py`` (or a package's
+    ``__init__.py``), the path ``--only`` takes."""
+    path = name.split(".x", maxsplit=1)[0].replace(".", "/")
+    return f"{path}/__init__.py" if (REPO / path).is_dir() else f"{path}.py"
 
 
 def table(found: dict[str, str], listed: dict[str, str]) -> tuple[list[str], float]:

@@ -169,7 +169,7 @@ def event_from_wire(wire: Mapping[str, object]) -> Event:
         error = data.get("error")
         info = None
         if error is not None:
-            e = _Fields(error if isinstance(error, Mapping) else {}, "tool/result error")
+            e = _Fields(_mapping(error, "tool/result error"), "tool/result error")
             info = ToolErrorInfo(e.text("name"), e.text("code"))
         result = ToolExecutionResult(
             d.text("callId"),
@@ -267,26 +267,34 @@ class SessionLog:
     @classmethod
     def read_jsonl(cls, path: str | os.PathLike[str]) -> SessionLog:
         """Read a log written by ``write_jsonl``; raise ValueError naming the bad line."""
+        where = os.fspath(path)
         with open(path, encoding="utf-8", newline="") as source:
-            lines = [line for line in source.read().split("\n") if line.strip()]
-        if not lines:
-            raise ValueError(f"{os.fspath(path)}: empty session log")
-        records: list[object] = []
-        for number, line in enumerate(lines, 1):
+            # Blank lines are skipped, but every record keeps the number of its line in the file.
+            numbered = [(n, line) for n, line in enumerate(source.read().split("\n"), 1)]
+        records: list[tuple[int, object]] = []
+        for number, line in numbered:
+            if not line.strip():
+                continue
             try:
-                records.append(json.loads(line))
+                records.append((number, json.loads(line)))
             except ValueError as exc:
-                raise ValueError(f"{os.fspath(path)}:{number}: not JSON: {exc}") from exc
-        header = _mapping(records[0], "session header")
-        if header.get("type") != "session" or header.get("version") != LOG_VERSION:
-            raise ValueError(f"{os.fspath(path)}:1: not a version {LOG_VERSION} session header")
-        h = _Fields(header, "session header")
-        log = cls(cwd=h.text("cwd"), id=h.text("id"))
-        for number, record in enumerate(records[1:], 2):
+                raise ValueError(f"{where}:{number}: not JSON: {exc}") from exc
+        if not records:
+            raise ValueError(f"{where}: empty session log")
+        number, first = records[0]
+        try:
+            header = _mapping(first, "session header")
+            if header.get("type") != "session" or header.get("version") != LOG_VERSION:
+                raise ValueError(f"not a version {LOG_VERSION} session header")
+            h = _Fields(header, "session header")
+            log = cls(cwd=h.text("cwd"), id=h.text("id"))
+        except ValueError as exc:
+            raise ValueError(f"{where}:{number}: {exc}") from exc
+        for number, record in records[1:]:
             try:
                 log.append(event_from_wire(_mapping(record, "event")))
             except ValueError as exc:
-                raise ValueError(f"{os.fspath(path)}:{number}: {exc}") from exc
+                raise ValueError(f"{where}:{number}: {exc}") from exc
         return log
 
 
