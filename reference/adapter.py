@@ -29,7 +29,7 @@ from reference import (
 )
 from reference.errors import UNSET
 from reference.scenarios import play_scenario
-from reference.session import derive_messages, event_from_wire
+from reference.session import derive_messages
 from reference.workspace import Workspace
 
 Json = Any
@@ -262,8 +262,8 @@ class ReferenceHarness:
         return play_scenario(root, scenario).records()
 
     def derive_messages(self, events: list[Mapping[str, Json]]) -> list[dict[str, Json]]:
-        """``derive_messages`` over wire events."""
-        return derive_messages([event_from_wire(event) for event in events])
+        """``derive_messages`` over wire events, which it reads itself."""
+        return derive_messages(events)
 
 
 def _jsonable(value: object) -> Json:

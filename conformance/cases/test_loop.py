@@ -336,13 +336,12 @@ def test_touch_and_same_size_rewrite_exactly(client: Client, root: Path, judge: 
 
 @case("LOOP-017", rules=["script.tool-calls"])
 def test_argument_json_is_compact_and_unescaped(client: Client, root: Path, judge: Judge) -> None:
-    """send object arguments as compact JSON in their key order, non-ASCII and <>& unescaped"""
+    """send object arguments as compact JSON in their key order, non-ASCII and <>& unescaped; none as {}"""
     arguments = {"file_path": "é <&> ü.txt", "limit": 3, "offset": 1}
-    events = play(
-        client, root, [{"tool_calls": [{"name": "read", "arguments": arguments}]}, {"text": "D"}]
-    )
-    judge.equal("the raw arguments", of(events, "tool/call")[0]["arguments"],
-                '{"file_path":"é <&> ü.txt","limit":3,"offset":1}', rule="script.tool-calls")  # fmt: skip
+    calls: list[Json] = [{"name": "read", "arguments": arguments}, {"name": "read"}]
+    events = play(client, root, [{"tool_calls": calls}, {"text": "D"}])
+    judge.equal("the raw arguments", [call["arguments"] for call in of(events, "tool/call")],
+                ['{"file_path":"é <&> ü.txt","limit":3,"offset":1}', "{}"], rule="script.tool-calls")  # fmt: skip
 
 
 @case("LOOP-018", rules=["loop.envelope"])
@@ -356,3 +355,30 @@ def test_every_event_has_exactly_type_and_data(client: Client, root: Path, judge
             ["data", "type"],
             rule="loop.envelope",
         )
+
+
+@case("LOOP-019", rules=["scenario.options"])
+@needs(options=["probe"])
+def test_probe_tools_only_when_a_scenario_asks(client: Client, root: Path, judge: Judge) -> None:
+    """register the probe tools in a scenario only when its options say probe: true"""
+    echo: list[Json] = [{"tool_calls": [{"name": "probe_echo", "arguments": {"todos": []}}]},
+                        {"text": "D"}]  # fmt: skip
+    for options, unknown in [(None, True), ({"probe": True}, False)]:
+        result = of(play(client, root, echo, options=options), "tool/result")[0]
+        error = result.get("error") or {}
+        judge.equal(f"probe_echo in a scenario with options {options} is an unknown tool",
+                    error.get("code") == "UNKNOWN_TOOL", unknown, rule="scenario.options")  # fmt: skip
+
+
+@case("LOOP-020", rules=["scenario.options", "policy.off"])
+@needs(options=["unguarded"])
+def test_a_scenario_without_the_policy_is_unguarded(
+    client: Client, root: Path, judge: Judge
+) -> None:
+    """run a scenario with policy: false unguarded: a file never read is overwritten"""
+    clobber: list[Json] = [{"tool_calls": [{"name": "write", "arguments": {"file_path": "a.txt", "content": "new\n"}}]},
+                           {"text": "D"}]  # fmt: skip
+    for options, refused in [(None, True), ({"policy": False}, False)]:
+        result = of(play(client, root, clobber, options=options), "tool/result")[0]
+        judge.equal(f"the write of a file never read, with options {options}, is an error",
+                    result["isError"], refused, rule="scenario.options")  # fmt: skip
