@@ -105,9 +105,9 @@ def _os_errors(op: str, path: str) -> Iterator[None]:
         yield
     except OSError as exc:
         if exc.errno in (errno.EACCES, errno.EPERM):
-            raise fs_error("permission", op=op, p=path, cause=exc) from exc
+            raise fs_error("permission", op=op, p=path) from exc
         reason = os.strerror(exc.errno if exc.errno else errno.EIO).lower()
-        raise fs_error("io", op=op, p=path, reason=reason, cause=exc) from exc
+        raise fs_error("io", op=op, p=path, reason=reason) from exc
 
 
 def _os_stat(
@@ -157,11 +157,11 @@ class LocalFs:
             key = _realpath(display)
         except OSError as exc:
             reason = os.strerror(exc.errno if exc.errno else errno.EIO).lower()
-            raise fs_error("io", op="resolve", p=display, reason=reason, cause=exc) from exc
+            raise fs_error("io", op="resolve", p=display, reason=reason) from exc
         try:
             parent = self._stat(os.path.dirname(key))
         except NotADirectoryError as exc:
-            raise fs_error("parent_not_dir", p=display, cause=exc) from exc
+            raise fs_error("parent_not_dir", p=display) from exc
         except OSError:
             # Missing parents are created by write; anything else surfaces in the operation.
             return Target(display, key)
@@ -216,7 +216,7 @@ class LocalFs:
                         chunk = os.read(fd, CHUNK_BYTES)
                     sink(decoder.decode(b"", final=True))
                 except UnicodeDecodeError as exc:
-                    raise fs_error("invalid_utf8", op="read", p=p, cause=exc) from exc
+                    raise fs_error("invalid_utf8", op="read", p=p) from exc
             finally:
                 os.close(fd)
             return Version(_stamp(st), None if hasher is None else hasher.hexdigest())
@@ -407,11 +407,8 @@ class LocalFs:
         except OSError as exc:
             if exc.errno not in _NO_LINKS:
                 raise
-            published = _create_exclusively(place, name, parts, target, self)
-            _after_commit(
-                target.display_path, "remove the staged name", lambda: _unlink(temp, place.fd)
-            )
-            return published
+            # The staged name goes after the commit, as after a link (see ``_publish``).
+            return _create_exclusively(place, name, parts, target, self)
         return fd
 
     def _lost_create_race(self, place: _Place, name: str, target: Target) -> NoReturn:
@@ -554,17 +551,20 @@ def _open_component(
 
 
 def _not_a_directory(fd: int, part: str, op: str, p: str, exc: OSError) -> FsError:
-    """Why ``part`` could not be opened as a directory: redirected, or a file in the way."""
+    """Why ``part`` could not be opened as a directory: redirected, or a file in the way.
+
+    The caller raises the answer ``from exc``, which chains the cause.
+    """
     # O_NOFOLLOW refused a symlink (ELOOP; ENOTDIR when O_DIRECTORY is checked first, as on
     # Linux). Look again without following: only a file there now is a bad parent. A symlink,
     # a directory again, or nothing at all means the path changed under the walk.
     try:
         st = os.stat(part, dir_fd=fd, follow_symlinks=False)
     except OSError:
-        return fs_error("redirected", op=op, p=p, cause=exc)
+        return fs_error("redirected", op=op, p=p)
     if exc.errno == errno.ELOOP or stat.S_ISLNK(st.st_mode) or stat.S_ISDIR(st.st_mode):
-        return fs_error("redirected", op=op, p=p, cause=exc)
-    return fs_error("parent_not_dir", p=p, cause=exc)
+        return fs_error("redirected", op=op, p=p)
+    return fs_error("parent_not_dir", p=p)
 
 
 def _sweep_once(place: _Place, identity: tuple[int, int]) -> None:
@@ -647,7 +647,7 @@ def _encode(text: str, op: str, path: str) -> bytes:
     try:
         return text.encode("utf-8", errors="strict")
     except UnicodeEncodeError as exc:
-        raise fs_error("invalid_utf8", op=op, p=path, cause=exc) from exc
+        raise fs_error("invalid_utf8", op=op, p=path) from exc
 
 
 def _same_bytes(parts: Parts, data: bytes) -> bool:
@@ -700,7 +700,7 @@ def _read_at_least(fd: int, size: int) -> bytes:
     parts: list[bytes] = []
     total = 0
     while total < size:
-        chunk = os.read(fd, max(size - total, CHUNK_BYTES))
+        chunk = os.read(fd, CHUNK_BYTES)
         if not chunk:
             break
         parts.append(chunk)
@@ -709,12 +709,12 @@ def _read_at_least(fd: int, size: int) -> bytes:
 
 
 def _read_all(fd: int, size_hint: int) -> bytes:
-    # One read of the size the stat promised (plus one byte to see the end) avoids a join.
-    data = os.read(fd, size_hint + 1)
-    parts = [data]
+    # One read of the size the stat promised (plus one byte to see the end) is usually all;
+    # ``join`` hands a lone part back as it is, without a copy.
+    parts = [os.read(fd, size_hint + 1)]
     while chunk := os.read(fd, CHUNK_BYTES * 16):
         parts.append(chunk)
-    return data if len(parts) == 1 else b"".join(parts)
+    return b"".join(parts)
 
 
 def _sha256(parts: Parts) -> str:
