@@ -508,11 +508,16 @@ def case_seed(case_id: str) -> int:
 
 
 def _missing(item: pytest.Item, profile: Profile) -> str | None:
-    """What a case needs that the harness does not declare, in words, or None."""
-    for mark in item.iter_markers("needs"):
+    """What a case needs that the harness does not declare, in words, or None.
+
+    A missing capability is named before a missing option, whichever mark says it.
+    """
+    marks = list(item.iter_markers("needs"))
+    for mark in marks:
         for capability in mark.args:
             if not profile.has(capability):
                 return f"needs the {capability} capability"
+    for mark in marks:
         for option in mark.kwargs.get("options", ()):
             name, _, mode = option.partition(":")
             if not profile.supports(name, mode or None):

@@ -32,6 +32,7 @@ DEFAULT_MAX_ANSWER_BYTES: Final = 2 * 1024 * 1024
 DEAD_AFTER_TIMEOUTS: Final = 3
 STDERR_LINES: Final = 200
 STDERR_TAIL: Final = 12
+STDERR_GRACE_S: Final = 2.0  # how long an exited child's stderr may still be read
 _READ_CHUNK: Final = 65536
 
 Validator = Callable[[str, Json], str | None]
@@ -90,8 +91,11 @@ class _Child:
         )
         self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self.stopping = False
-        for target in (self._read_answers, self._drain_stderr):
-            threading.Thread(target=target, daemon=True, name=f"harness-{target.__name__}").start()
+        self._stderr_reader = threading.Thread(
+            target=self._drain_stderr, daemon=True, name="harness-stderr"
+        )
+        self._stderr_reader.start()
+        threading.Thread(target=self._read_answers, daemon=True, name="harness-stdout").start()
 
     def send(self, line: str) -> None:
         assert self.process.stdin is not None
@@ -173,7 +177,11 @@ class _Child:
                 if line.strip():
                     self.transport._received(self, line)
         if not self.stopping:
-            self.transport._broken(self, self.status(), with_tail=True)
+            status = self.status()
+            # What it wrote to stderr before exiting is the useful part of the verdict: read it
+            # all first (bounded, in case something it started still holds the pipe open).
+            self._stderr_reader.join(timeout=STDERR_GRACE_S)
+            self.transport._broken(self, status, with_tail=True)
 
 
 class Stdio(Transport):
