@@ -87,3 +87,17 @@ def test_fresh_read_ends_the_dead_end(
     session.edit("draft.txt", "better", "best").accepted(
         "policy.record", changes={"draft.txt": "best draft\n"}
     )
+
+
+@case("DEL-007", rules=["policy.dead-end", "fs.msg.write-vanished", "fs.msg.edit-changed"])
+def test_a_deleted_directory_is_not_recreated(session: Session, disk: Disk, w: Wording) -> None:
+    """refuse a write or edit into a directory deleted since the read, recreating nothing"""
+    disk.write("sub/notes.txt", "first draft\n")
+    session.read("sub/notes.txt").accepted("policy.record")
+    disk.delete("sub/notes.txt")
+    disk.path("sub").rmdir()
+    shown = disk.display("sub/notes.txt")
+    session.write("sub/notes.txt", "better\n").refused("policy.dead-end").says(
+        w.remedied("fs.write_vanished", "FS_STALE_VERSION", p=shown), "fs.msg.write-vanished")  # fmt: skip
+    session.edit("sub/notes.txt", "first", "x").refused("policy.dead-end").says(
+        w.remedied("fs.changed", "FS_STALE_VERSION", op="edit", p=shown), "fs.msg.edit-changed")  # fmt: skip

@@ -141,12 +141,13 @@ def test_edit_binary(session: Session, disk: Disk, w: Wording) -> None:
 def test_read_invalid_utf8(session: Session, disk: Disk, w: Wording) -> None:
     """refuse invalid UTF-8 on read: 'cannot read "<p>": invalid UTF-8 text'"""
     disk.write("latin1.txt", b"caf\xe9\n")
-    result = session.read("latin1.txt").refused("fs.msg.invalid-utf8")
-    result.says(
-        w.fs_error("fs.invalid_utf8", op="read", p=disk.display("latin1.txt")),
-        "fs.msg.invalid-utf8",
-    )
-    result.code(fs("FS_NOT_TEXT"), "fs.msg.invalid-utf8")
+    disk.write("cut.txt", b"caf\xc3")  # ends inside a two-byte sequence: a decoder not finished
+    for path in ["latin1.txt", "cut.txt"]:
+        result = session.read(path).refused("fs.msg.invalid-utf8")
+        result.says(
+            w.fs_error("fs.invalid_utf8", op="read", p=disk.display(path)), "fs.msg.invalid-utf8"
+        )
+        result.code(fs("FS_NOT_TEXT"), "fs.msg.invalid-utf8")
 
 
 @case("PRV-010", rules=["fs.msg.invalid-utf8", "fs.text.utf8"])
@@ -224,10 +225,12 @@ def test_other_os_errors(session: Session, disk: Disk, w: Wording) -> None:
 def test_edit_not_found(session: Session, disk: Disk, w: Wording) -> None:
     """report an absent old_string: 'old_string was not found in "<p>"'"""
     disk.write("a.txt", "hello world\n")
-    observe(session, "a.txt")
-    result = session.edit("a.txt", "goodbye", "x").refused("fs.msg.edit-not-found")
-    result.says(w.fs_error("fs.edit_not_found", p=disk.display("a.txt")), "fs.msg.edit-not-found")
-    result.code(fs("FS_EDIT_NOT_FOUND"), "fs.msg.edit-not-found")
+    disk.write("empty.txt", "")
+    for path in ["a.txt", "empty.txt"]:
+        observe(session, path)
+        result = session.edit(path, "goodbye", "x").refused("fs.msg.edit-not-found")
+        result.says(w.fs_error("fs.edit_not_found", p=disk.display(path)), "fs.msg.edit-not-found")
+        result.code(fs("FS_EDIT_NOT_FOUND"), "fs.msg.edit-not-found")
 
 
 @case("PRV-015", rules=["fs.msg.ambiguous"])
@@ -246,7 +249,8 @@ def test_write_of_lone_surrogates(session: Session, disk: Disk, w: Wording) -> N
     """refuse content that cannot be UTF-8 (a lone surrogate) and write nothing"""
     disk.write("a.txt", "keep\n")
     observe(session, "a.txt")
-    for path, raw in [("a.txt", "x\\ud800y"), ("new.txt", "\\udfff")]:
+    # new/b.txt: a refused write creates no parent directory either
+    for path, raw in [("a.txt", "x\\ud800y"), ("new.txt", "\\udfff"), ("new/b.txt", "\\udfff")]:
         arguments = f'{{"file_path": "{session.spell(path)}", "content": "{raw}"}}'
         result = session.call("write", arguments).refused("fs.text.unencodable")
         result.says(
