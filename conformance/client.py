@@ -222,9 +222,9 @@ def _unexpected(
             continue
         data = value.encode("utf-8") if isinstance(value, str) else cast(bytes, value)
         target = content_entry(data)
-        after = change.after
-        mode_kept = change.before is None or after is None or change.before.mode == after.mode
-        if after is None or not after.same_content(target) or not mode_kept:
+        now = change.after
+        mode_kept = change.before is None or now is None or change.before.mode == now.mode
+        if now is None or not now.same_content(target) or not mode_kept:
             problems.append(f"{change.describe()} instead of holding {shorten(data, 80)}")
     for path, value in wanted.items():
         if path not in seen and value is not None and value is not DIR:

@@ -356,13 +356,13 @@ def test_repr_shows_class_message_and_code() -> None:
 @pytest.mark.parametrize(
     ("make", "kind", "message"),
     [
-        (lambda: HarnessError(b"m", "C"), TypeError, "message must be a str, not bytes"),
-        (lambda: HarnessError("m", 7), TypeError, "code must be a str, not int"),
+        (lambda: HarnessError(b"m", "C"), TypeError, "message must be a str, not bytes"),  # type: ignore[arg-type]
+        (lambda: HarnessError("m", 7), TypeError, "code must be a str, not int"),  # type: ignore[arg-type]
         (lambda: HarnessError("m", ""), ValueError, "code must be a non-empty string"),
         (lambda: LlmError("", "AUTH"), ValueError, "message must be a non-empty string"),
         (lambda: LlmError("m", "C", status=99), ValueError,
          "status must be an HTTP status code (100-599), not 99"),
-        (lambda: LlmError("m", "C", retry_after_ms="5"), ValueError,
+        (lambda: LlmError("m", "C", retry_after_ms="5"), ValueError,  # type: ignore[arg-type]
          "retry_after_ms must be positive and finite, not '5'"),
         (lambda: LlmError("m", "C", retry_after_ms=True), ValueError,
          "retry_after_ms must be positive and finite, not True"),
@@ -373,8 +373,8 @@ def test_repr_shows_class_message_and_code() -> None:
         (lambda: LlmError("m", "C", request_id=""), ValueError,
          "request_id must be a non-empty string, not ''"),
         (lambda: ToolArgsError([]), ValueError, "ToolArgsError needs at least one violation"),
-        (lambda: ToolArgsError(["a", 3]), TypeError, "violations must be strings"),
-        (lambda: ToolNotFoundError(3), TypeError, "tool name must be a str, not int"),
+        (lambda: ToolArgsError(["a", 3]), TypeError, "violations must be strings"),  # type: ignore[list-item]
+        (lambda: ToolNotFoundError(3), TypeError, "tool name must be a str, not int"),  # type: ignore[arg-type]
     ],
 )  # fmt: skip
 def test_a_malformed_error_is_refused_with_what_was_wrong(

@@ -274,9 +274,13 @@ def test_reports_stay_right_under_xdist(tmp_path: Path) -> None:
 def test_rewriting_the_bytes_a_file_holds_counts_as_written() -> None:
     """An accepted write of identical bytes changes nothing a snapshot sees; it is not missing."""
     from conformance.client import _unexpected
-    from conformance.watch import content_entry
+    from conformance.watch import Change, content_entry
 
     empty = {"f.txt": content_entry(b"")}
     assert _unexpected([], {"f.txt": ""}, empty) == []
     assert _unexpected([], {"f.txt": "x"}, empty) == ["\"f.txt\" not written (it should hold b'x')"]
     assert _unexpected([], {"g.txt": ""}, empty) == ["\"g.txt\" not written (it should hold b'')"]
+    # One expected file changed, another already held its bytes: both count as written.
+    a, b = content_entry(b"a"), content_entry(b"b")
+    changed = [Change("a.txt", content_entry(b"old"), a)]
+    assert _unexpected(changed, {"a.txt": "a", "b.txt": "b"}, {"a.txt": a, "b.txt": b}) == []
