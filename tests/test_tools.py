@@ -239,6 +239,12 @@ def test_a_last_line_split_across_pieces_past_the_window_is_counted() -> None:
     window.finish()
     assert window.total == 2
     assert window.footer() == "(Showing lines 1-1 of 2. Use offset=2 to continue.)"
+    # The same, when the piece before the last one ends past the window after a newline.
+    window = LineWindow(offset=1, limit=1)
+    for piece in ("a\n", "x\nbbb", "bbb"):
+        window.feed(piece)
+    window.finish()
+    assert window.total == 3
 
 
 def test_the_window_holds_at_most_the_cut_of_a_line_fed_in_small_pieces() -> None:
