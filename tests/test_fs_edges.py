@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import stat
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -1121,3 +1122,15 @@ def test_a_temp_swapped_for_a_symlink_during_the_sweep_is_left_alone(
     assert os.readlink(tmp_path / ABANDONED) == "moved"
     assert (tmp_path / "moved").read_bytes() == b"dead\n"
     assert fs_log() == []
+
+
+def test_comparisons_reuse_one_buffer_per_thread() -> None:
+    """A racy check reads into a buffer made once per thread, not a fresh megabyte each time."""
+    first = local_module._compare_buffer()
+    assert local_module._compare_buffer() is first
+    assert len(first) == COMPARE_BYTES
+    elsewhere: list[bytearray] = []
+    thread = threading.Thread(target=lambda: elsewhere.append(local_module._compare_buffer()))
+    thread.start()
+    thread.join()
+    assert elsewhere[0] is not first
