@@ -20,8 +20,11 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Final
 
 import pytest
+
+BACKDATED_NS: Final = 1_000_000_000 * 1_000_000_000  # 2001-09-09, long before any run
 
 
 class Disk:
@@ -44,6 +47,15 @@ class Disk:
         path = self.path(relpath)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
+
+    def backdate(self, relpath: str) -> None:
+        """Set the file's times far in the past.
+
+        A write racing on this file then always leaves a different mtime, so a case about who
+        wins a race does not also depend on whether a rewrite fell in the same timestamp tick
+        (GRD-006 and GRD-007 judge that, on purpose).
+        """
+        os.utime(self.path(relpath), ns=(BACKDATED_NS, BACKDATED_NS))
 
     def replace(self, relpath: str, content: str | bytes) -> None:
         """Save the way many editors do: a new file renamed over the old one (a new inode)."""

@@ -183,6 +183,7 @@ def test_concurrent_guarded_writes(
     for round_ in range(10):
         name = f"shared{round_}.txt"
         disk.write(name, "base\n")
+        disk.backdate(name)
         sessions = [open_session(), open_session()]
         for one in sessions:
             observe(one, name)

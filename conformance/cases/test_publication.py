@@ -221,6 +221,7 @@ def test_two_processes_one_winner(client: Client, root: Path, disk: Disk, judge:
         for round_ in range(10):
             name = f"shared{round_}.txt"
             disk.write(name, "base\n")
+            disk.backdate(name)
             sessions = [client.open(str(root)), second.open(str(root))]
             for one in sessions:
                 observe(one, name)
