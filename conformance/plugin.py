@@ -41,7 +41,7 @@ from conformance.harness.loading import (
     transport_for,
 )
 from conformance.harness.stdio import DEFAULT_MAX_ANSWER_BYTES, DEFAULT_TIMEOUT_S, Stdio, Trace
-from conformance.harness.transport import Transport
+from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
 from conformance.report import AREAS, Report, area_of, sort_key, terminal
 from conformance.report import markdown as markdown_report
 from conformance.rules import rule_book, spec_version
@@ -201,6 +201,11 @@ class _State:
         return self.client
 
     # -- outputs ----------------------------------------------------------------------------
+
+    def harness_gone(self, error: HarnessCallError) -> bool:
+        """Whether ``error`` says the harness is dead or the run's deadline has passed."""
+        late = self.deadline is not None and time.monotonic() >= self.deadline
+        return isinstance(error, HarnessDead) or late
 
     def write_reports(self) -> None:
         """The JSON and Markdown reports, if asked for; always whole, even for a cut-short run."""
@@ -663,6 +668,19 @@ def pytest_runtest_makereport(
         return report
     state = item.config.stash[STATE]
     judge = state.judges.get(item.nodeid)
+    error = call.excinfo.value if call.excinfo is not None else None
+    if (
+        report.failed
+        and report.when in ("setup", "teardown")
+        and isinstance(error, HarnessCallError)
+    ):
+        if report.when == "teardown" and state.harness_gone(error):
+            # Closing a session of a harness that is dead or out of time: the case's own
+            # outcome and the report's last lines already say so.
+            report.outcome, report.longrepr = "passed", None
+            return report
+        # The harness could not be reached: one line, not the suite's traceback.
+        report.longrepr = scrub(f"{case_id}: {error}")
     if report.when == "call" and judge is not None:
         failed = report.failed or (report.skipped and hasattr(report, "wasxfail"))
         data: dict[str, Any] = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -29,9 +30,14 @@ def timed(
 
 
 def test_a_harness_that_hangs_is_timed_out_then_declared_dead(tmp_path: Path) -> None:
-    _, data = timed("--harness", fixture("hostile:hangs"), "--conformance-timeout", "1",
+    done, data = timed("--harness", fixture("hostile:hangs"), "--conformance-timeout", "1",
                        cwd=tmp_path, budget_s=60)  # fmt: skip
     assert data["complete"] is True
+    # A case that cannot reach the harness says so in one line, not the suite's traceback.
+    assert "conformance/harness/stdio.py" not in done.stdout
+    assert re.search(
+        r"^[A-Z]+-\d+: open_workspace not made: the harness is dead", done.stdout, re.M
+    )
     found = outcomes(data)
     assert "not-run" not in found.values()
     messages = [str(c.get("message")) for c in cases(data)]
@@ -104,6 +110,7 @@ def test_a_slow_harness_is_cut_off_by_the_deadline_with_an_honest_report(tmp_pat
     found = outcomes(data)
     assert sum(o == "not-run" for o in found.values()) > 150
     assert "INCOMPLETE: the run's deadline (4 s) passed" in done.stdout
+    assert "ERROR at teardown" not in done.stdout  # closing sessions past the deadline
 
 
 def test_stray_prints_stay_off_the_protocol_stream(tmp_path: Path) -> None:
