@@ -12,11 +12,23 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 
 
+def child_env(**extra: str) -> dict[str, str]:
+    """This environment for a child run, without the marks of the pytest run around it.
+
+    Under ``pytest -n`` a child inherits ``PYTEST_XDIST_WORKER``; syrupy then takes the child
+    for a worker and neither reports nor removes snapshots.
+    """
+    inherited = {
+        k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST_", "PYTEST_CURRENT"))
+    }
+    return {**inherited, "PYTHONPATH": str(REPO), **extra}
+
+
 def run_suite(
     *args: str, cwd: Path, env: dict[str, str] | None = None, profile: str = "default"
 ) -> subprocess.CompletedProcess[str]:
     """``python -m conformance`` on this checkout's sources, with a fast hypothesis profile."""
-    environment = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
+    environment = child_env(**(env or {}))
     command = [sys.executable, "-m", "conformance", "-p", "no:cacheprovider"]
     command += ["--hypothesis-profile", profile, *args]
     return subprocess.run(
@@ -26,7 +38,7 @@ def run_suite(
 
 def run_pytest(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """Plain pytest with the plugin, for node-ID selections."""
-    environment = {**os.environ, "PYTHONPATH": str(REPO)}
+    environment = child_env()
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "conformance.plugin"]
     command += ["--hypothesis-profile", "default", "--rootdir", str(cwd), *args]
     return subprocess.run(
