@@ -32,6 +32,6 @@ def test_the_case_table_is_the_suites_own(tmp_path: Path) -> None:
     listed = run_suite("-q", "--conformance-list-cases", cwd=tmp_path)
     assert listed.returncode == 0, listed.stdout
     generated = [line for line in listed.stdout.splitlines() if line.startswith("|")]
-    table = re.compile(r"^\|( [A-Z]+-\d{3} \| | ID \| area \| |---\|---\|---\|$)")
+    table = re.compile(r"^\|( [A-Z]+-\d{3} \| | ID \| area \| |---\|---\|---\|---\|$)")
     documented = [line for line in README.splitlines() if table.match(line)]
     assert documented == generated
