@@ -17,13 +17,14 @@ wording.WRITE_UPDATED = "File saved"  # type: ignore[misc]
 # ACME's remedy for a file never read is a little more explicit.
 remedy.REMEDIES[FsErrorCode.FS_NOT_OBSERVED] = "read the whole file first, then retry"
 
-# The known defect (ACME-142, in conformance-baseline.json): writes turn CRLF into LF.
-_publish = local.LocalFs._publish
+# The known defect (ACME-142, in conformance-baseline.json): a write turns CRLF into LF. It
+# happens before the content reaches the filesystem, so the harness stays consistent with
+# itself: what it wrote is what it remembers having written.
+_write = local.LocalFs.write
 
 
-def _publish_lf(self, place, name, target, parts, *, mode, exclusive):  # type: ignore[no-untyped-def]
-    data = b"".join(bytes(part) for part in parts).replace(b"\r\n", b"\n")
-    return _publish(self, place, name, target, (data,), mode=mode, exclusive=exclusive)
+def _write_lf(self, target, content, intent):  # type: ignore[no-untyped-def]
+    return _write(self, target, content.replace("\r\n", "\n"), intent)
 
 
-local.LocalFs._publish = _publish_lf  # type: ignore[method-assign]
+local.LocalFs.write = _write_lf  # type: ignore[method-assign]
