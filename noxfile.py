@@ -17,8 +17,18 @@ nox.options.error_on_missing_interpreters = True
 
 PYPROJECT = nox.project.load_toml("pyproject.toml")
 CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def _runs(version: str) -> bool:
+    """Whether ``python<version>`` on PATH runs (a pyenv shim of an inactive version does not)."""
+    found = shutil.which(f"python{version}")
+    if found is None:
+        return False
+    return subprocess.run([found, "-c", ""], capture_output=True, check=False).returncode == 0
+
+
 # Every supported Python found on PATH; a newcomer's machine may have only one, CI has them all.
-FOUND = [v for v in ("3.11", "3.12", "3.13") if shutil.which(f"python{v}")]
+FOUND = [v for v in ("3.11", "3.12", "3.13") if _runs(v)]
 PYTHONS: list[str] | None = FOUND or None  # None: the Python running nox
 
 
