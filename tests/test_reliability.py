@@ -850,7 +850,9 @@ class CasReport:
 
 def run_cas_rounds(root: Path, processes: int, rounds: int) -> CasReport:
     """``processes`` sessions, one per process, race to replace one file from one version."""
-    context = multiprocessing.get_context("fork")
+    # Not fork: the caller may run threads (pytest-xdist, a racer), and a forked child can
+    # inherit a lock one of them held.
+    context = multiprocessing.get_context("spawn")
     path = root / CAS_FILE
     path.write_text("round -1 writer -1\n")
     barrier = context.Barrier(processes + 1, timeout=120)
