@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import locale
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,17 @@ from reference.workspace import Workspace
 # The suite's profiles: a fast default, and ``ci`` (``--hypothesis-profile ci``, or automatically
 # when CI is set) with 500 examples. Neither keeps an example database on disk.
 register_profiles()
+
+
+@pytest.fixture
+def ascii_locale() -> Iterator[None]:
+    """The C locale, whose default text encoding is ASCII (UTF-8 must be asked for by name)."""
+    saved = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")
+    try:
+        yield
+    finally:
+        locale.setlocale(locale.LC_CTYPE, saved)
 
 
 @pytest.fixture

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import locale
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -188,17 +186,6 @@ def test_the_provider_boundary_passes_a_clean_error_through_with_its_cause(tmp_p
     raised = _boundary(tmp_path, original)
     assert raised is original
     assert raised.__cause__ is cause
-
-
-@pytest.fixture
-def ascii_locale() -> Iterator[None]:
-    """The C locale, whose default text encoding is ASCII (UTF-8 must be asked for by name)."""
-    saved = locale.setlocale(locale.LC_CTYPE)
-    locale.setlocale(locale.LC_CTYPE, "C")
-    try:
-        yield
-    finally:
-        locale.setlocale(locale.LC_CTYPE, saved)
 
 
 @pytest.mark.usefixtures("ascii_locale")

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import locale
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -242,17 +241,6 @@ def test_the_log_file_holds_utf8_json_lines_exactly(tmp_path: Path) -> None:
         + '[{"type": "text", "text": "café ✓ <&>"}]}}\n'.encode()
         + b'{"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "completed"}}}\n'
     )
-
-
-@pytest.fixture
-def ascii_locale() -> Iterator[None]:
-    """The C locale, whose default text encoding is ASCII (UTF-8 must be asked for by name)."""
-    saved = locale.setlocale(locale.LC_CTYPE)
-    locale.setlocale(locale.LC_CTYPE, "C")
-    try:
-        yield
-    finally:
-        locale.setlocale(locale.LC_CTYPE, saved)
 
 
 @pytest.mark.usefixtures("ascii_locale")
