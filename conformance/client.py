@@ -345,7 +345,8 @@ class Session:
         record.changes = [change.describe() for change in changes]
         if watch is not None:
             record.outside = [c.describe() for c in changes if not watch.inside(c.path)]
-        result, call_id, text, is_error, error, blocks = unpack(wire, f"call_tool({name!r})")
+        call = f"call_tool({display.show(name)}, {display.show(arguments, 200)})"
+        result, call_id, text, is_error, error, blocks = unpack(wire, call)
         return Result(
             result, call_id, text, is_error, error, blocks, record, changes, judge, client.profile,
             after,
