@@ -70,6 +70,11 @@ class Places:
         self._root, self._base = os.fspath(root), os.fspath(base)
         self._pattern = None
 
+    def forget_all(self) -> None:
+        """Nothing is named any more (a fresh registry, for tests)."""
+        self._run.clear()
+        self.forget_case()
+
     def forget_case(self) -> None:
         """The case is over: its directories are no longer named."""
         self._root = self._base = None
