@@ -14,10 +14,17 @@ import pytest
 
 from conformance import display
 from conformance.__main__ import main
-from conformance.client import CallRecord, Result
+from conformance.client import Result
 from conformance.harness.contract import Profile
 from conformance.report.terminal import _one_line
-from conformance.verdict import ConformanceFailure, Judge, Violation, differ, verdict_text
+from conformance.verdict import (
+    CallRecord,
+    ConformanceFailure,
+    Judge,
+    Violation,
+    differ,
+    verdict_text,
+)
 from conformance.watch import Change, Watch, content_entry
 from tests.suite import REPO, case_of, cases, fixture, report, run_suite
 
@@ -240,7 +247,8 @@ def test_two_runs_under_different_temporary_directories_give_identical_baselines
             'present: FS_EDIT_NOT_FOUND `old_string was not found in "<p>"`'
         )
         race = case_of(data, "GRD-013")["verdicts"]
-        assert [v["verdict"].split("; SPEC")[0] for v in race] == [  # type: ignore[index]
+        assert isinstance(race, list)
+        assert [v["verdict"].split("; SPEC")[0] for v in race] == [
             "in 10 of 10 rounds: the number of guarded writes accepted was 2 where 1 was expected"
         ]
     assert baselines[0] == baselines[1]
