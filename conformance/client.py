@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, cast
 
+from conformance import display
 from conformance.harness.contract import ContractError, Json, JsonObject, Profile
 from conformance.harness.transport import Transport
 from conformance.rules import cite
@@ -66,7 +67,7 @@ class Result:
         """``write of "a.txt"``: the call in words."""
         arguments = self.record.arguments
         path = arguments.get("file_path") if isinstance(arguments, dict) else None
-        target = f' of "{_printable(path)}"' if isinstance(path, str) else ""
+        target = f" of {display.named(path)}" if isinstance(path, str) else ""
         return f"{self.record.tool}{target}"
 
     def _gate(self) -> Judge | None:
@@ -170,20 +171,8 @@ class Result:
         return self
 
 
-def _printable(text: str) -> str:
-    """Control characters and lone surrogates escaped, so a verdict shows what was sent."""
-    return "".join(
-        f"\\x{ord(c):02x}"
-        if ord(c) < 32
-        else f"\\u{ord(c):04x}"
-        if 0xD800 <= ord(c) < 0xE000
-        else c
-        for c in text
-    )
-
-
 def _pair(error: tuple[str, str]) -> str:
-    return f'{{name: "{error[0]}", code: "{error[1]}"}}'
+    return display.show({"name": error[0], "code": error[1]})
 
 
 def _unexpected(
@@ -232,9 +221,10 @@ def _unexpected(
             present = after.get(path)
             if present is not None and present.same_content(content_entry(data)):
                 continue
-            problems.append(f'"{path}" not written (it should hold {shorten(data, 80)})')
+            shown = display.quote(display.watched(path))
+            problems.append(f"{shown} not written (it should hold {shorten(data, 80)})")
         elif path not in seen and value is None:
-            problems.append(f'"{path}" not deleted')
+            problems.append(f"{display.quote(display.watched(path))} not deleted")
     return problems
 
 
@@ -355,7 +345,8 @@ class Session:
         record.changes = [change.describe() for change in changes]
         if watch is not None:
             record.outside = [c.describe() for c in changes if not watch.inside(c.path)]
-        result, call_id, text, is_error, error, blocks = unpack(wire, f"call_tool({name!r})")
+        call = f"call_tool({display.show(name)}, {display.show(arguments, 200)})"
+        result, call_id, text, is_error, error, blocks = unpack(wire, call)
         return Result(
             result, call_id, text, is_error, error, blocks, record, changes, judge, client.profile,
             after,

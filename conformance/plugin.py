@@ -27,7 +27,7 @@ from typing import Any, Final, cast
 import pytest
 
 import conformance
-from conformance import hookspecs
+from conformance import display, hookspecs
 from conformance.baseline import Baseline, BaselineError
 from conformance.client import Client
 from conformance.harness.contract import JsonObject, Profile
@@ -198,6 +198,8 @@ class _State:
                 "harness cwd": self.scratch / "cwd",
                 "harness tmp": self.scratch / "tmp",
             }
+        for label in ("cwd", "tmp"):
+            display.PLACES.run_directory(f"harness {label}", self.scratch / label)
         return self.client
 
     # -- outputs ----------------------------------------------------------------------------
@@ -623,6 +625,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     )
     judge = Judge(state.levels, immediate=immediate)
     state.judges[item.nodeid] = judge
+    display.PLACES.forget_case()
     if state.client is not None:
         state.client.judge = judge
         state.client.wording.root = None
@@ -644,9 +647,10 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
     except (pytest.skip.Exception, pytest.fail.Exception):
         raise
     except Exception as exc:
-        sentence = (
+        sentence = display.text(
             f"{type(exc).__name__}: {exc}" if not isinstance(exc, AssertionError) else str(exc)
         )
+        judge.cut_short = True
         judge.violations.append(Violation("behaviour", -1, sentence or type(exc).__name__, None))
         raise ConformanceFailure(judge.violations) from exc
     judge.check_unjudged_calls()
@@ -680,7 +684,7 @@ def pytest_runtest_makereport(
             report.outcome, report.longrepr = "passed", None
             return report
         # The harness could not be reached: one line, not the suite's traceback.
-        report.longrepr = scrub(f"{case_id}: {error}")
+        report.longrepr = scrub(display.text(f"{case_id}: {error}"))
     if report.when == "call" and judge is not None:
         failed = report.failed or (report.skipped and hasattr(report, "wasxfail"))
         data: dict[str, Any] = {

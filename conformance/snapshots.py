@@ -27,6 +27,7 @@ from syrupy.extensions.amber import AmberSnapshotExtension
 from syrupy.extensions.amber.serializer import AmberDataSerializer
 from syrupy.location import PyTestLocation
 
+from conformance.display import show
 from conformance.harness.contract import Json, JsonObject
 from conformance.secrets import check_snapshot
 
@@ -171,11 +172,12 @@ def transcript_difference(name: str, records: Sequence[JsonObject], root: str) -
     for where in sorted(set(theirs) | set(mine)):
         if theirs.get(where) != mine.get(where):
             return (
-                f"{where}: the model saw {mine.get(where)!r} where {theirs.get(where)!r} is pinned"
+                f"{where}: the model saw {show(mine.get(where))} where {show(theirs.get(where))} "
+                "is pinned"
             )
     for index, (a, b) in enumerate(zip(ours.splitlines(), pinned.splitlines(), strict=False)):
         if a != b:
-            return f"record {index}: {a[:200]!r} where {b[:200]!r} is pinned"
+            return f"record {index}: {show(a, 200)} where {show(b, 200)} is pinned"
     counts = len(ours.splitlines()), len(pinned.splitlines())
     return f"the transcript has {counts[0]} records where {counts[1]} are pinned"
 

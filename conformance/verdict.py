@@ -14,10 +14,11 @@ shrink the example that shows it.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from typing import Final
 
+from conformance import display
 from conformance.harness.contract import Json, JsonObject
 from conformance.rules import cite
 
@@ -27,7 +28,12 @@ RANK_FLAG: Final = 1
 RANK_BEHAVIOUR: Final = 2
 RANK_TEXT: Final = 3
 RANK_CODE: Final = 4
-_SHOWN: Final = 160
+_SHOWN: Final = display.SHOWN
+# Past this many characters "was X where Y was expected" no longer fits the one-line verdict the
+# terminal shows: the verdict then shows where the two first differ.
+_WHOLE: Final = 96
+_BEFORE: Final = 8
+_AFTER: Final = 24
 
 
 @dataclass(frozen=True)
@@ -48,8 +54,30 @@ class ConformanceFailure(AssertionError):
     """A case broke rules; the message lists every violation, disk first."""
 
     def __init__(self, violations: list[Violation]) -> None:
-        self.violations = sorted(violations, key=lambda v: (LEVELS.index(v.level), v.rank))
+        self.violations = sorted(
+            collapse(violations), key=lambda v: (LEVELS.index(v.level), v.rank)
+        )
         super().__init__("\n".join(v.sentence for v in self.violations))
+
+
+def collapse(violations: list[Violation]) -> list[Violation]:
+    """Identical violations once, saying how often: ``2 times: …``."""
+    groups = _group((v, 0) for v in violations)
+    return [v if len(n) == 1 else replace(v, sentence=f"{len(n)} times: {v.sentence}")
+            for v, n in groups]  # fmt: skip
+
+
+def _group(tagged: Iterable[tuple[Violation, int]]) -> list[tuple[Violation, list[int]]]:
+    """Equal violations together, in the order they first came, with their tags."""
+    groups: list[tuple[Violation, list[int]]] = []
+    for violation, tag in tagged:
+        for kept, tags in groups:
+            if kept == violation:
+                tags.append(tag)
+                break
+        else:
+            groups.append((violation, [tag]))
+    return groups
 
 
 @dataclass
@@ -90,6 +118,8 @@ class Judge:
         self.violations: list[Violation] = []
         self.calls: list[CallRecord] = []
         self.capability_gaps: list[str] = []
+        self.cut_short = False
+        """The case ended on an error before it was fully judged (no level of it passed)."""
 
     def runs(self, level: str) -> bool:
         """Whether this run judges ``level``."""
@@ -103,7 +133,7 @@ class Judge:
         self.checks[level] += 1
         if ok:
             return True
-        text = sentence() if callable(sentence) else sentence
+        text = display.text(sentence() if callable(sentence) else sentence)
         violation = Violation(level, rank, text, rule)
         self.violations.append(violation)
         if self.immediate:
@@ -128,9 +158,30 @@ class Judge:
             rank,
         )
 
+    def rounds(self, count: int) -> Iterator[int]:
+        """Round numbers of a repeated check (a race); what fails in several rounds is one verdict.
+
+        After each round the violations of the rounds so far are collapsed: each distinct one
+        once, as ``in 3 of 10 rounds: …``.
+        """
+        start = len(self.violations)
+        tagged: list[tuple[Violation, int]] = []
+        for number in range(count):
+            before = len(self.violations)
+            yield number
+            tagged += [(v, number) for v in self.violations[before:]]
+            self.violations[start:] = [
+                replace(v, sentence=f"in {len(set(r))} of {number + 1} rounds: {v.sentence}")
+                for v, r in _group(tagged)
+            ]
+
     def outcomes(self, failed_by_exception: bool = False) -> dict[str, str]:
-        """Each judged level: ``passed``, ``failed`` or ``not-applicable`` (nothing to judge)."""
+        """Each judged level: ``passed``, ``failed`` or ``not-applicable`` (nothing to judge).
+
+        A case cut short by an error passes no level: what it did not reach was not judged.
+        """
         outcomes = {}
+        failed_by_exception = failed_by_exception or self.cut_short
         for level in LEVELS:
             if level not in self.levels:
                 outcomes[level] = "not-run"
@@ -162,31 +213,39 @@ class Judge:
 
 
 def shorten(value: object, limit: int = _SHOWN) -> str:
-    """A value for a verdict: strings quoted, long ones cut with an ellipsis."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """A value for a verdict, as JSON: strings quoted, long ones cut with an ellipsis."""
+    return display.show(value, limit)
 
 
 def differ(actual: object, expected: object) -> str:
-    """``was X where Y was expected``, pointing at the first difference of two long strings."""
-    if (
-        isinstance(actual, str)
-        and isinstance(expected, str)
-        and (len(actual) > _SHOWN or len(expected) > _SHOWN)
-    ):
-        at = next(
-            (i for i, (a, b) in enumerate(zip(actual, expected, strict=False)) if a != b),
-            min(len(actual), len(expected)),
-        )
-        start = max(0, at - 40)
-        got, want = actual[start : at + 60], expected[start : at + 60]
-        lead = "…" if start else ""
-        return (
-            f"differs from the expected text at character {at} "
-            f"(of {len(actual)}; {len(expected)} expected): was {lead}{got!r} "
-            f"where {lead}{want!r} was expected"
-        )
-    return f"was {shorten(actual)} where {shorten(expected)} was expected"
+    """``was X where Y was expected``; when that is long, where the two first differ.
+
+    Both are shown as JSON with this run's directories named by their places, so the verdict
+    (and the character it points at) is the same on every run.
+    """
+    got, want = display.show(actual, 1 << 30), display.show(expected, 1 << 30)
+    if len(got) + len(want) <= _WHOLE:
+        return f"was {got} where {want} was expected"
+    strings = isinstance(actual, str) and isinstance(expected, str)
+    a = display.text(actual) if isinstance(actual, str) else got
+    b = display.text(expected) if isinstance(expected, str) else want
+    at = next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+    start = max(0, at - _BEFORE)
+    lead = "…" if start else ""
+
+    end = start + _BEFORE + _AFTER
+
+    def window(text: str) -> str:
+        part = text[start:end]
+        tail = "…" if end < len(text) else ""
+        return lead + (display.quote(part) if strings else part) + tail
+
+    return (
+        f"differs at character {at} (of {len(a)}; {len(b)} expected): "
+        f"was {window(a)} where {window(b)} was expected"
+    )
 
 
 def verdict_text(case_id: str, failure: ConformanceFailure, judge: Judge) -> str:
@@ -205,10 +264,11 @@ def verdict_text(case_id: str, failure: ConformanceFailure, judge: Judge) -> str
                 content = result.get("content")
                 blocks = content if isinstance(content, list) else []
                 text = " ".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict))
-                error = f" {result['error']}" if "error" in result else ""
-                lines.append(f"     → isError {str(flag).lower()}{error}: {shorten(text, 300)}")
+                error = f" {shorten(result['error'])}" if "error" in result else ""
+                lines.append(f"     → isError {shorten(flag)}{error}: {shorten(text, 300)}")
             if call.failure is not None:
-                lines.append(f"     → the call failed: {call.failure.splitlines()[0]}")
+                failure_line = display.text(call.failure.splitlines()[0])
+                lines.append(f"     → the call failed: {failure_line}")
             for change in call.changes:
                 lines.append(f"     changed: {change}")
             if call.expected is not None:

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from conformance import display
+
 _PREVIEW_BYTES: Final = 48
 _CHUNK: Final = 1 << 20
 
@@ -46,7 +48,7 @@ class Change:
 
     def describe(self) -> str:
         """The change in words: ``"a.txt" overwritten (5 → 0 bytes)``."""
-        quoted = f'"{self.path}"'
+        quoted = display.quote(display.watched(self.path))
         before, after = self.before, self.after
         if before is None and after is not None:
             if after.kind == "file":
@@ -62,7 +64,7 @@ class Change:
         parts = []
         if not before.same_content(after):
             if after.kind == "link":
-                parts.append(f"re-pointed to {after.target!r}")
+                parts.append(f"re-pointed to {display.show(after.target)}")
             else:
                 parts.append(f"overwritten ({before.size} → {_bytes(after)})")
         if before.mode != after.mode:
@@ -73,7 +75,7 @@ class Change:
 def _bytes(entry: Entry) -> str:
     preview = entry.head.decode("utf-8", errors="replace")
     more = "…" if entry.size > len(entry.head) else ""
-    return f"{entry.size} bytes: {preview!r}{more}" if entry.size else "0 bytes"
+    return f"{entry.size} bytes: {display.show(preview)}{more}" if entry.size else "0 bytes"
 
 
 def _kind_word(kind: str) -> str:
@@ -84,12 +86,17 @@ Snapshot = dict[str, Entry]
 
 
 class Watch:
-    """The directories one case watches, and how their paths are named in verdicts."""
+    """The directories one case watches, and how their paths are named in verdicts.
+
+    Making one names its directories in every verdict from then on (``conformance.display``):
+    the watched workspace is the case's.
+    """
 
     def __init__(self, base: Path, root: Path, extra: Mapping[str, Path] | None = None) -> None:
         self.base = base
         self.root = root
         self.extra = dict(extra or {})
+        display.PLACES.case(root, base)
 
     def name(self, path: Path, label: str | None = None) -> str:
         """A watched path as verdicts show it: relative to the root, or under a label."""

@@ -124,7 +124,8 @@ def test_an_answer_outside_the_contract_fails_its_call(tmp_path: Path) -> None:
     _, data = timed("--harness", fixture("hostile:bad_shape"), "--conformance-case", "PRV-002",
                     cwd=tmp_path, budget_s=60)  # fmt: skip
     assert str(case_of(data, "PRV-002")["message"]).startswith(
-        "ContractError: call_tool('read'): callId must be a string (got {'callId': 7,"
+        'ContractError: call_tool("read", {"file_path": "nope.txt"}): callId must be a string '
+        '(got {"callId": 7,'
     )
     _, data = timed("--harness", fixture("hostile:bad_shape"), "--conformance-case",
                             "PRV-002", "--conformance-validate", cwd=tmp_path, budget_s=60)  # fmt: skip

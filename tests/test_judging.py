@@ -82,7 +82,7 @@ def test_without_its_table_only_wording_fails(tmp_path: Path) -> None:
     assert levels["GRD-004"] == {"behaviour": "passed", "wording": "not-applicable"}  # a code only
     verdict = case_of(data, "PRV-002")["verdicts"][0]["verdict"]  # type: ignore[index]
     assert verdict.startswith(
-        'read of "nope.txt": the model saw text that was \'Error: File not found: '
+        'read of "nope.txt": the model saw text that was "Error: File not found: <root>/nope.txt"'
     )
     assert "SPEC §3.4 {fs.msg.read-missing}" in verdict
 
@@ -278,8 +278,8 @@ def test_rewriting_the_bytes_a_file_holds_counts_as_written() -> None:
 
     empty = {"f.txt": content_entry(b"")}
     assert _unexpected([], {"f.txt": ""}, empty) == []
-    assert _unexpected([], {"f.txt": "x"}, empty) == ["\"f.txt\" not written (it should hold b'x')"]
-    assert _unexpected([], {"g.txt": ""}, empty) == ["\"g.txt\" not written (it should hold b'')"]
+    assert _unexpected([], {"f.txt": "x"}, empty) == ['"f.txt" not written (it should hold "x")']
+    assert _unexpected([], {"g.txt": ""}, empty) == ['"g.txt" not written (it should hold "")']
     # One expected file changed, another already held its bytes: both count as written.
     a, b = content_entry(b"a"), content_entry(b"b")
     changed = [Change("a.txt", content_entry(b"old"), a)]

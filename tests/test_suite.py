@@ -261,8 +261,11 @@ def test_failed_cases_are_listed_with_one_verdict_each(tmp_path: Path) -> None:
     assert re.search(r"^derive_messages\s+3\s+2\s+0\s+0\s+0\s+3/5\s+0/0$", summary, re.M), summary
     failed = re.findall(r"^  (DRV-\d{3}) +(.*)$", summary, re.M)
     assert [case for case, _ in failed] == ["DRV-001", "DRV-002"]
-    assert failed[0][1].startswith("derive_messages was [")
-    assert failed[0][1].endswith("…; SPEC §2.3 {history.fold}")
+    # The one line keeps where the two differ: the leaked error, not the common start.
+    assert failed[0][1] == (
+        'derive_messages differs at character 316 (of 372; 318 expected): was …r": true, '
+        '"error": {"name": "FsE… where …r": true}] was expected; SPEC §2.3 {history.fold}'
+    )
     assert "FAILED [DRV-001]" in done.stdout
     assert (
         "DRV-001: fold user, assistant and tool results into {role, …} messages, in order"
@@ -282,7 +285,7 @@ def test_a_failure_shows_every_violation_and_the_calls_made(tmp_path: Path) -> N
     verdicts = entry["verdicts"]
     assert isinstance(verdicts, list)
     assert verdicts[0]["verdict"].startswith(
-        """write of "a.txt" accepted, but "b.txt" overwritten (12 → 12 bytes: 'new content\\n'); """
+        """write of "a.txt" accepted, but "b.txt" overwritten (12 → 12 bytes: "new content\\n"); """
         "SPEC §3.3 {fs.publish.atomic}: Writes publish atomically"
     )
     calls = entry["calls"]
@@ -295,8 +298,8 @@ def test_a_failure_shows_every_violation_and_the_calls_made(tmp_path: Path) -> N
     ]
     assert calls[1]["result"]["isError"] is False
     assert calls[1]["changes"] == [
-        "\"a.txt\" overwritten (12 → 12 bytes: 'new content\\n')",
-        "\"b.txt\" overwritten (12 → 12 bytes: 'new content\\n')",
+        '"a.txt" overwritten (12 → 12 bytes: "new content\\n")',
+        '"b.txt" overwritten (12 → 12 bytes: "new content\\n")',
     ]
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
+from conformance import display
 from conformance.client import Client, Session
 from conformance.disk import Disk
 from conformance.harness.contract import Json, JsonObject
@@ -24,8 +25,9 @@ register_profiles()
 
 
 @pytest.fixture(scope="session")
-def client(conformance_client: Client) -> Client:
+def client(conformance_client: Client, tmp_path_factory: pytest.TempPathFactory) -> Client:
     """The harness under test, behind checked contract calls."""
+    display.PLACES.run_directory("tmp", tmp_path_factory.getbasetemp())
     return conformance_client
 
 

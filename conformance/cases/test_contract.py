@@ -8,6 +8,7 @@ from collections.abc import Callable
 from conformance.cases import case
 from conformance.client import Client, Result, Session
 from conformance.disk import Disk
+from conformance.display import show
 from conformance.harness.contract import CAPABILITIES
 from conformance.spec import Wording
 from conformance.verdict import Judge
@@ -18,7 +19,7 @@ def test_the_harness_describes_itself(client: Client, judge: Judge) -> None:
     """name itself, its version and language, and declare the tools capability at least"""
     profile = client.profile
     judge.true(all((profile.name, profile.version, profile.language)),
-               f"describe answered name {profile.name!r}, version {profile.version!r}, language {profile.language!r}",
+               f"describe answered name {show(profile.name)}, version {show(profile.version)}, language {show(profile.language)}",
                rule="proto.handshake")  # fmt: skip
     judge.true(profile.has("tools") and profile.capabilities <= set(CAPABILITIES),
                f"the declared capabilities are {sorted(profile.capabilities)}", rule="contract.capabilities")  # fmt: skip
@@ -51,7 +52,7 @@ def test_concurrent_calls_are_answered_each_by_its_id(open_session: Callable[...
         raise failures[0]
     for index, result in sorted(results.items()):
         result.accepted("proto.concurrent")
-        judge.true(f"file {index}" in result.text, f"the read of f{index}.txt answered {result.text[:80]!r}",
+        judge.true(f"file {index}" in result.text, f"the read of f{index}.txt answered {show(result.text, 80)}",
                    rule="proto.ids")  # fmt: skip
 
 

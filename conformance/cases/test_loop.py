@@ -7,6 +7,7 @@ from pathlib import Path
 
 from conformance.cases import case, needs
 from conformance.client import Client
+from conformance.display import show
 from conformance.harness.contract import Json, JsonObject
 from conformance.spec import Wording
 from conformance.verdict import Judge
@@ -47,7 +48,7 @@ def test_prompt_opens_the_turn(client: Client, root: Path, judge: Judge) -> None
     """record the prompt verbatim as a user/message of text blocks, in turn 1"""
     for prompt in ["Do the thing.", "  padded prompt \n\t", ""]:
         events = play(client, root, [{"text": "DONE"}], prompt=prompt)
-        judge.equal(f"the first event for the prompt {prompt!r}", events[0],
+        judge.equal(f"the first event for the prompt {show(prompt)}", events[0],
                     {"type": "user/message", "data": {"turn": 1, "content": [{"type": "text", "text": prompt}]}},
                     rule="loop.prompt")  # fmt: skip
 
@@ -130,7 +131,7 @@ def test_results_carry_the_structured_error(
     ok, failed = of(play(client, root, steps), "tool/result")
     judge.true(
         "error" not in ok,
-        f"a successful tool/result carries an error: {ok.get('error')!r}",
+        f"a successful tool/result carries an error: {show(ok.get('error'))}",
         rule="loop.result-error",
     )
     judge.equal("(isError, error) of the failed tool/result", (failed.get("isError"), failed.get("error")),
@@ -211,12 +212,12 @@ def test_session_header(client: Client, root: Path, judge: Judge) -> None:
     )
     judge.true(
         isinstance(header.get("id"), str) and bool(header["id"]),
-        f"the session id is {header.get('id')!r}",
+        f"the session id is {show(header.get('id'))}",
         rule="log.header",
     )
     judge.true(
         header.get("cwd") in (str(root), str(root.resolve())),
-        f"the header's cwd is {header.get('cwd')!r}",
+        f"the header's cwd is {show(header.get('cwd'))}",
         rule="log.header",
     )
 

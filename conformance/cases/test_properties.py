@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from conformance import spec
 from conformance.cases import case, needs
 from conformance.client import Client, Session
+from conformance.display import show
 from conformance.harness.contract import Json, JsonObject
 from conformance.strategies import CODES, FS_CODE, NON_EMPTY_TEXT, TEXT
 from conformance.verdict import Judge
@@ -85,7 +86,7 @@ def test_remedy_passes_everything_else(client: Client, judge: Judge, kind: str, 
     )
     judge.equal(f"remediate of a {kind} with code {code}", client.remediate({"handle": handle}), ({"handle": handle}, True),
                 rule="remedy.passthrough")  # fmt: skip
-    judge.equal(f"remediate of the value {value!r}", client.remediate({"value": value}), ({"value": value}, True),
+    judge.equal(f"remediate of the value {show(value)}", client.remediate({"value": value}), ({"value": value}, True),
                 rule="remedy.passthrough")  # fmt: skip
 
 
@@ -108,13 +109,13 @@ def test_to_error(client: Client, judge: Judge, value: Json, kind: str) -> None:
     """wrap every non-exception value as UNKNOWN with it as cause; return exceptions unchanged"""
     handle, same = client.to_error({"value": value})
     described = client.inspect(handle)
-    judge.equal(f"to_error of {value!r}: (same, name, code)", (same, described["name"], described["code"]),
+    judge.equal(f"to_error of {show(value)}: (same, name, code)", (same, described["name"], described["code"]),
                 (False, "HarnessError", "UNKNOWN"), rule="err.to-error.value")  # fmt: skip
-    judge.equal(f"the message of to_error({value!r})", described["message"], spec.render_value(value), rule="err.render",
+    judge.equal(f"the message of to_error({show(value)})", described["message"], spec.render_value(value), rule="err.render",
                 level="wording")  # fmt: skip
     # A null cause value and no cause are the same thing (SPEC §1.1: cause is None either way).
     expected = [None, {"value": None}] if value is None else [{"value": value}]
-    judge.true(described["cause"] in expected, f"the cause of to_error({value!r}) is {described['cause']!r}",
+    judge.true(described["cause"] in expected, f"the cause of to_error({show(value)}) is {show(described['cause'])}",
                rule="err.to-error.value")  # fmt: skip
     code = {"HarnessError": "C", "FsError": "FS_IO_ERROR"}.get(kind)
     error = client.error(kind, "m", code=code) if code else client.error(kind, "m")

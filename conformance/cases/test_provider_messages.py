@@ -12,7 +12,9 @@ import pytest
 from conformance.cases import case, needs
 from conformance.client import Result, Session
 from conformance.disk import Disk, permissions_enforced
+from conformance.display import show
 from conformance.spec import Wording, fs
+from conformance.verdict import Judge
 
 
 def observe(session: Session, path: str) -> None:
@@ -58,8 +60,8 @@ def test_directory_is_not_a_regular_file(session: Session, disk: Disk, w: Wordin
         result.code(fs("FS_NOT_REGULAR_FILE"), "fs.order.write")
 
 
-def _bounded(call: Callable[[], Result]) -> Result:
-    """Run a tool call that must not block; fail (not hang) if it does."""
+def _bounded(judge: Judge, call: Callable[[], Result]) -> Result:
+    """Run a tool call that must not block; fail (not hang) if it does, naming the call."""
     box: list[Result] = []
     errors: list[BaseException] = []
 
@@ -74,27 +76,31 @@ def _bounded(call: Callable[[], Result]) -> Result:
     worker.join(timeout=20)
     if errors:
         raise errors[0]
-    assert box, (
-        "the call blocked for 20 s: a FIFO must be opened without blocking (SPEC {fs.nonblocking})"
-    )
+    if not box:
+        blocked = judge.calls[-1] if judge.calls else None  # recorded before it was sent
+        what = "the call" if blocked is None else f"{blocked.tool} {show(blocked.arguments)}"
+        raise AssertionError(
+            f"{what} blocked for 20 s: a FIFO must be opened without blocking "
+            "(SPEC {fs.nonblocking})"
+        )
     return box[0]
 
 
 @case("PRV-004", rules=["fs.nonblocking", "fs.msg.not-regular"])
-def test_fifo_is_not_a_regular_file(session: Session, disk: Disk, w: Wording) -> None:
+def test_fifo_is_not_a_regular_file(session: Session, disk: Disk, w: Wording, judge: Judge) -> None:
     """refuse a FIFO for read, write and edit without ever blocking on it"""
     os.mkfifo(disk.path("pipe"))
     p = disk.display("pipe")
     code = fs("FS_NOT_REGULAR_FILE")
-    read = _bounded(lambda: session.read("pipe")).refused("fs.nonblocking")
+    read = _bounded(judge, lambda: session.read("pipe")).refused("fs.nonblocking")
     read.says(w.fs_error("fs.not_regular", op="read", p=p), "fs.msg.not-regular").code(
         code, "fs.msg.not-regular"
     )
-    write = _bounded(lambda: session.write("pipe", "x")).refused("fs.nonblocking")
+    write = _bounded(judge, lambda: session.write("pipe", "x")).refused("fs.nonblocking")
     write.says(w.fs_error("fs.not_regular", op="write", p=p), "fs.msg.not-regular").code(
         code, "fs.msg.not-regular"
     )
-    edit = _bounded(lambda: session.edit("pipe", "a", "b")).refused("fs.nonblocking")
+    edit = _bounded(judge, lambda: session.edit("pipe", "a", "b")).refused("fs.nonblocking")
     edit.code(fs("FS_NOT_OBSERVED"), "policy.edit-intent")
 
 

@@ -9,6 +9,7 @@ import pytest
 from conformance.cases import case, needs
 from conformance.client import Client, Result, Session
 from conformance.disk import Disk
+from conformance.display import show
 from conformance.harness.contract import Json
 from conformance.harness.transport import HarnessCallError
 from conformance.spec import TYPE_WORDS, Wording
@@ -218,7 +219,7 @@ def test_any_json_arguments_give_a_result(session: Session, judge: Judge) -> Non
         for shape in shapes:
             result = session.call(tool, shape).refused("args.before-run")
             judge.true(result.text.startswith("Error: ") or not judge.runs("wording"),
-                       f"{tool} with arguments {shape!r} answered {result.text[:80]!r}",
+                       f"{tool} with arguments {show(shape)} answered {show(result.text, 80)}",
                        rule="tool.error.text", level="wording")  # fmt: skip
 
 
@@ -282,7 +283,7 @@ def test_an_interrupt_propagates(probe: Session, judge: Judge) -> None:
         return
     judge.true(
         False,
-        f"the interruption became a result: {result.text[:100]!r}",
+        f"the interruption became a result: {show(result.text, 100)}",
         rule="tool.base-exception",
     )
 

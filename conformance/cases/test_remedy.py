@@ -7,6 +7,7 @@ from collections.abc import Callable
 from conformance.cases import case, needs
 from conformance.client import Client, Session
 from conformance.disk import Disk
+from conformance.display import show
 from conformance.spec import REMEDIES, Wording, fs
 from conformance.verdict import Judge
 
@@ -119,7 +120,7 @@ def test_non_fs_errors_pass_through(client: Client, judge: Judge) -> None:
 def test_non_error_values_pass_through(client: Client, judge: Judge) -> None:
     """return non-error values unchanged"""
     for value in ["FS_STALE_VERSION", {"code": "FS_STALE_VERSION"}, None, 3]:
-        judge.equal(f"remediate of the value {value!r}", client.remediate({"value": value}),
+        judge.equal(f"remediate of the value {show(value)}", client.remediate({"value": value}),
                     ({"value": value}, True), rule="remedy.passthrough")  # fmt: skip
 
 

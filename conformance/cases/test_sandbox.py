@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance import display
 from conformance.cases import case, needs
 from conformance.client import Session
 from conformance.disk import Disk
@@ -20,7 +21,7 @@ WORKSPACE_WRITE = "sandbox:workspace-write"
 @pytest.fixture
 def outside(root: Path) -> Path:
     """A directory beside the workspace, holding one file nobody may change."""
-    directory = root.parent / "outside"
+    directory = root.parent / display.OUTSIDE
     directory.mkdir()
     (directory / "target.txt").write_text("untouched\n")
     return directory
@@ -123,7 +124,7 @@ def test_danger_full_access(open_session: Callable[..., Session]) -> None:
 @needs(options=[WORKSPACE_WRITE, "writableRoots"])
 def test_extra_writable_roots(open_session: Callable[..., Session], root: Path, w: Wording) -> None:
     """allow mutations under extra writable roots, and nowhere else"""
-    extra = root.parent / "extra"
+    extra = root.parent / display.EXTRA
     extra.mkdir()
     session = open_session(sandbox="workspace-write", writableRoots=[str(extra)])
     session.write("../extra/new.txt", "ok\n").accepted(

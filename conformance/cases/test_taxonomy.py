@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from conformance.cases import case, needs
 from conformance.client import Client
+from conformance.display import show
 from conformance.harness.contract import Json, JsonObject
 from conformance.spec import FS_CODES, chain_of, render_value
 from conformance.verdict import Judge
@@ -26,7 +27,9 @@ def _error(client: Client, kind: str, message: str = "m", **spec: Json) -> str:
 
 def _rejected(client: Client, judge: Judge, kind: str, spec: JsonObject, rule: str) -> None:
     answer = client.try_error(kind, **spec)
-    judge.true("rejected" in answer, f"make_error accepted a {kind} built from {spec!r}", rule=rule)
+    judge.true(
+        "rejected" in answer, f"make_error accepted a {kind} built from {show(spec)}", rule=rule
+    )
 
 
 @case("TAX-001", rules=["err.code-distinct", "contract.inspect"])
@@ -63,10 +66,10 @@ def test_non_exception_cause_is_kept(client: Client, judge: Judge) -> None:
         described = client.inspect(
             client.error("HarnessError", "m", code="C", cause={"value": value})
         )
-        judge.equal(f"the cause of an error built with the value {value!r}", described["cause"],
+        judge.equal(f"the cause of an error built with the value {show(value)}", described["cause"],
                     {"value": value}, rule="err.cause.value")  # fmt: skip
     none = client.inspect(client.error("HarnessError", "m", code="C", cause={"value": None}))
-    judge.true(none["cause"] in (None, {"value": None}), f"a None cause reads back as {none['cause']!r}",
+    judge.true(none["cause"] in (None, {"value": None}), f"a None cause reads back as {show(none['cause'])}",
                rule="err.cause.value")  # fmt: skip
 
 
@@ -121,12 +124,12 @@ def test_to_error_wraps_values_as_unknown(client: Client, judge: Judge) -> None:
     ]:
         handle, same = client.to_error({"value": value})
         described = client.inspect(handle)
-        judge.equal(f"to_error of {value!r}: (same, name, code)", (same, described["name"], described["code"]),
+        judge.equal(f"to_error of {show(value)}: (same, name, code)", (same, described["name"], described["code"]),
                     (False, "HarnessError", "UNKNOWN"), rule="err.to-error.value")  # fmt: skip
-        judge.equal(f"the message of to_error({value!r})", described["message"], message, rule="err.render",
+        judge.equal(f"the message of to_error({show(value)})", described["message"], message, rule="err.render",
                     level="wording")  # fmt: skip
         if value is not None:
-            judge.equal(f"the cause of to_error({value!r})", described["cause"], {"value": value},
+            judge.equal(f"the cause of to_error({show(value)})", described["cause"], {"value": value},
                         rule="err.to-error.value")  # fmt: skip
 
 
@@ -136,7 +139,7 @@ def test_values_render_as_compact_json(client: Client, judge: Judge) -> None:
     for value, text in [({"msg": "é", "n": [1, 2]}, '{"msg":"é","n":[1,2]}'), ("just text", "just text"),
                         (None, "null"), ({"z": 1, "a": "<&>"}, '{"z":1,"a":"<&>"}'), ([True, False], "[true,false]")]:  # fmt: skip
         judge.equal(
-            f"error_chain of the value {value!r}",
+            f"error_chain of the value {show(value)}",
             client.chain({"value": value}),
             text,
             rule="err.render",
@@ -221,7 +224,7 @@ def test_llm_error_validates(client: Client, judge: Judge) -> None:
                                {"status": 429, "retryAfterMs": 1500, "requestId": "r-1"}]  # fmt: skip
     for ok in valid:
         answer = client.try_error("LlmError", "slow down", code="RATE_LIMIT", **ok)
-        judge.true("handle" in answer, f"make_error refused a valid LlmError {ok!r}: {answer.get('rejected')}",
+        judge.true("handle" in answer, f"make_error refused a valid LlmError {show(ok)}: {answer.get('rejected')}",
                    rule="llm.validate")  # fmt: skip
 
 
@@ -403,7 +406,7 @@ def test_a_value_cause_of_every_json_shape(client: Client, judge: Judge) -> None
     values: list[Json] = [0, -1, 2.5, True, [], {}, "", "x: y", {"nested": {"a": [1, "b"]}}]
     for value in values:
         handle = client.error("HarnessError", "outer", code="C", cause={"value": value})
-        judge.equal(f"error_chain with the value cause {value!r}", client.chain({"handle": handle}),
+        judge.equal(f"error_chain with the value cause {show(value)}", client.chain({"handle": handle}),
                     chain_of(["outer"], render_value(value)), rule="chain.value")  # fmt: skip
 
 

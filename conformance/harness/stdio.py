@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Final
 
+from conformance.display import show
 from conformance.encoding import json_text
 from conformance.harness.contract import Json, JsonObject
 from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
@@ -389,6 +390,7 @@ class Stdio(Transport):
 
 
 def _describe_call(method: str, params: JsonObject) -> str:
+    """The call in a verdict: a tool call names its tool and arguments (which call blocked?)."""
     if method == "call_tool":
-        return f"call_tool({params.get('name')!r})"
+        return f"call_tool({show(params.get('name'))}, {show(params.get('arguments'), 200)})"
     return method

@@ -94,7 +94,8 @@ def _one_line(message: str | None, width: int = 220) -> str:
     if sep:
         where = "SPEC §" + cited.split(": ", 1)[0]  # "SPEC §2.3 {history.fold}"
         room = width - len(where) - 3
-        return f"{head[:room].rstrip()}…; {where}"
+        cut = head if len(head) <= room else head[: room - 1].rstrip() + "…"
+        return f"{cut}; {where}"
     return first[: width - 1] + "…"
 
 

@@ -1,0 +1,247 @@
+"""How a verdict names a path and shows a value: one form each, the same on every run.
+
+The suite hands a harness paths under temporary directories of this run; a verdict never shows
+them, so two runs of the same behaviour read the same, byte for byte. Every directory the suite
+made is registered here (the case's workspace when its ``Watch`` is made, the harness child's
+own directories when it starts, the run's temporary directory), and a path under one of them is
+named by its place:
+
+=====================  ===================  ===============================================
+where                  in a sentence        inside a text the harness wrote (or was expected to)
+=====================  ===================  ===============================================
+the workspace root     ``a.txt``            ``<root>/a.txt``
+beside the root        ``../b.txt``         ``<root>/../b.txt``
+the outside area       ``<outside>/t.txt``  ``<outside>/t.txt``
+an extra writable root ``<extra>/n.txt``    ``<extra>/n.txt``
+the harness's temp     ``<harness tmp>/x``  ``<harness tmp>/x``
+the harness's cwd      ``<harness cwd>/x``  ``<harness cwd>/x``
+the run's temp, else   ``<tmp>/probe0/x``   ``<tmp>/probe0/x``
+=====================  ===================  ===============================================
+
+A text keeps ``<root>/`` where the harness wrote an absolute path, so a harness that shows
+``a.txt`` where ``/…/ws/a.txt`` was expected still reads differently from one that does not.
+Only the display is normalized: every check compares what the harness really sent.
+
+Values are shown as JSON (``true``, ``null``, ``{"name": "FsError"}``), strings as JSON strings,
+so an author in any language reads them as sent; a control, format or lone surrogate character
+is escaped, so what cannot be seen is not lost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Final
+
+OUTSIDE: Final = "outside"
+"""The suite's outside area: this directory beside the workspace root."""
+EXTRA: Final = "extra"
+"""An extra writable root: this directory beside the workspace root."""
+SHOWN: Final = 160
+"""How many characters of one value a verdict shows."""
+
+_HIDDEN: Final = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+# What a cut may leave of an escape: a lone backslash (not one of a pair), a "\\u" and 0-3 digits.
+_PARTIAL_ESCAPE: Final = re.compile(r"(?<!\\)(?:\\\\)*\\(?:u[0-9a-f]{0,3})?$")
+
+
+class Places:
+    """The directories of this run and of the current case, and their names in verdicts."""
+
+    def __init__(self) -> None:
+        self._run: dict[str, str] = {}
+        self._root: str | None = None
+        self._base: str | None = None
+        self._pattern: re.Pattern[str] | None = None
+        self._cached: list[tuple[str, str]] = []
+
+    def run_directory(self, label: str, directory: str | os.PathLike[str]) -> None:
+        """A directory that lives for the whole run (``harness tmp``, ``tmp``…)."""
+        self._run[label] = os.fspath(directory)
+        self._pattern = None
+
+    def case(self, root: str | os.PathLike[str], base: str | os.PathLike[str]) -> None:
+        """The current case's workspace ``root`` inside the directory ``base`` it owns."""
+        self._root, self._base = os.fspath(root), os.fspath(base)
+        self._pattern = None
+
+    def forget_all(self) -> None:
+        """Nothing is named any more (a fresh registry, for tests)."""
+        self._run.clear()
+        self.forget_case()
+
+    def forget_case(self) -> None:
+        """The case is over: its directories are no longer named."""
+        self._root = self._base = None
+        self._pattern = None
+
+    def _entries(self) -> list[tuple[str, str]]:
+        """(spelling, name) of every registered directory, deepest first.
+
+        The root is named ``""``, the case's own directory by its way up from the root (``..``).
+        """
+        if self._pattern is not None:
+            return self._cached
+        pairs: list[tuple[str, str]] = []
+        if self._root is not None and self._base is not None:
+            up = posixpath.relpath(self._base, self._root)
+            beside = [(os.path.join(self._base, name), f"<{name}>") for name in (OUTSIDE, EXTRA)]
+            pairs += [(self._root, ""), *beside, (self._base, up)]
+        pairs += [(directory, f"<{label}>") for label, directory in self._run.items()]
+        entries: dict[str, str] = {}
+        for directory, name in pairs:
+            for spelling in _spellings(directory):
+                entries.setdefault(spelling, name)
+        self._cached = sorted(entries.items(), key=lambda e: len(e[0]), reverse=True)
+        # A directory ends where the path does: "/x/ws" is not the start of "/x/ws2".
+        alternatives = "|".join(re.escape(spelling) for spelling, _ in self._cached) or "(?!)"
+        self._pattern = re.compile(f"(?:{alternatives})" + r"(?![\w-]|\.[\w-])")
+        return self._cached
+
+    def path(self, path: str) -> str:
+        """A path the suite sent or saw, as a sentence names it (see the module docstring)."""
+        if not path.startswith("/"):
+            return path
+        for spelling, name in self._entries():
+            if path != spelling and not path.startswith(spelling.rstrip("/") + "/"):
+                continue
+            rest = path[len(spelling) :].lstrip("/")
+            if name == "":
+                return rest or "."
+            if name.startswith("<"):
+                return f"{name}/{rest}" if rest else name
+            return posixpath.join(name, rest) if rest else name
+        return path
+
+    def watched(self, name: str) -> str:
+        """A path a snapshot names relative to the root (``../outside/t.txt``), for a sentence."""
+        if name.startswith("<") or self._root is None or name.startswith("/"):
+            return name
+        return self.path(posixpath.normpath(posixpath.join(self._root, name)))
+
+    def text(self, text: str) -> str:
+        """A text with every registered directory in it replaced by its place's name."""
+        if "/" not in text:
+            return text
+        names = dict(self._entries())
+        assert self._pattern is not None
+
+        def name_of(match: re.Match[str]) -> str:
+            name = names[match.group(0)]
+            return name if name.startswith("<") else "<root>" + (f"/{name}" if name else "")
+
+        return self._pattern.sub(name_of, text)
+
+
+def _spellings(directory: str) -> list[str]:
+    """The directory as given and as the system resolves it (``/tmp`` may be a symlink)."""
+    spellings = [directory.rstrip("/") or "/"]
+    real = os.path.realpath(directory)
+    if real not in spellings:
+        spellings.append(real)
+    return spellings
+
+
+PLACES: Final = Places()
+"""The one registry of this process (a run judges one case at a time)."""
+
+
+def path(value: str) -> str:
+    """A path as a sentence names it: ``a.txt``, ``<outside>/t.txt``…"""
+    return PLACES.path(value)
+
+
+def watched(name: str) -> str:
+    """A path a snapshot names relative to the root, as a sentence names it."""
+    return PLACES.watched(name)
+
+
+def text(value: str) -> str:
+    """A text with this run's directories named by their places."""
+    return PLACES.text(value)
+
+
+def quote(value: str) -> str:
+    """A string as a JSON string, with invisible characters escaped."""
+    return _escape_hidden(json.dumps(value, ensure_ascii=False))
+
+
+def named(value: str) -> str:
+    """A path the suite sent, named and quoted for a sentence: ``"a.txt"``."""
+    return quote(path(value))
+
+
+def show(value: object, limit: int = SHOWN) -> str:
+    """A value for a verdict, as JSON: strings quoted, long values cut with an ellipsis."""
+    shown = _json(value)
+    if len(shown) <= limit:
+        return shown
+    if shown.startswith('"'):  # a string stays a string: cut inside it, then close it
+        return _PARTIAL_ESCAPE.sub("", shown[: limit - 2]) + '"…'
+    return shown[: limit - 1] + "…"
+
+
+def _json(value: object) -> str:
+    if isinstance(value, bytes):
+        decoded = _bytes_text(value)
+        if decoded is None:
+            return f"<bytes {value.hex()}>"
+        value = decoded
+    return _escape_hidden(json.dumps(_plain(value), ensure_ascii=False, default=_fallback))
+
+
+def _bytes_text(value: str | bytes) -> str | None:
+    if isinstance(value, str):
+        return value
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _plain(value: object) -> object:
+    """``value`` with this run's directories renamed in every string, and containers as JSON's."""
+    if isinstance(value, str):
+        return text(value)
+    if isinstance(value, bytes):
+        decoded = _bytes_text(value)
+        return text(decoded) if decoded is not None else f"<bytes {value.hex()}>"
+    if isinstance(value, Mapping):
+        return {text(str(k)) if isinstance(k, str) else k: _plain(v) for k, v in value.items()}
+    if isinstance(value, set | frozenset):
+        return [_plain(v) for v in sorted(value, key=repr)]
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _fallback(value: object) -> object:
+    """What JSON cannot carry is shown by its own words (a path, an exception…)."""
+    if isinstance(value, Path):
+        return text(os.fspath(value))
+    if isinstance(value, Iterable):
+        return [_plain(v) for v in value]
+    return text(str(value))
+
+
+def _escape_hidden(shown: str) -> str:
+    """JSON escapes for what JSON leaves raw but nobody can see (or UTF-8 cannot carry)."""
+    if shown.isascii() and shown.isprintable():
+        return shown
+    out = []
+    for char in shown:
+        if unicodedata.category(char) in _HIDDEN:
+            code = ord(char)
+            if code > 0xFFFF:
+                code -= 0x10000
+                out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+            else:
+                out.append(f"\\u{code:04x}")
+        else:
+            out.append(char)
+    return "".join(out)

@@ -1,0 +1,297 @@
+"""Words that never change: paths by their place, values as JSON, one verdict per defect.
+
+The unit half pins each verdict form exactly; the fixture half runs the suite twice, under two
+different temporary directories, on harnesses that take absolute paths, and finds the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conformance import display
+from conformance.__main__ import main
+from conformance.client import Result
+from conformance.harness.contract import Profile
+from conformance.report.terminal import _one_line
+from conformance.verdict import (
+    CallRecord,
+    ConformanceFailure,
+    Judge,
+    Violation,
+    differ,
+    verdict_text,
+)
+from conformance.watch import Change, Watch, content_entry
+from tests.suite import REPO, case_of, cases, fixture, report, run_suite
+
+ABSOLUTE_RACY = fixture("absolute_racy:harness")
+ABSOLUTE_WORDING = str(REPO / "tests" / "fixtures" / "absolute_racy.toml")
+PROFILE = Profile("h", "1", "python", frozenset({"tools"}))
+
+
+@pytest.fixture
+def places(tmp_path: Path) -> Iterator[Path]:
+    """A case's directories registered as a run registers them; the case's workspace root."""
+    base, root = tmp_path / "case0", tmp_path / "case0" / "ws"
+    root.mkdir(parents=True)
+    display.PLACES.run_directory("harness tmp", tmp_path / "scratch" / "tmp")
+    display.PLACES.run_directory("harness cwd", tmp_path / "scratch" / "cwd")
+    display.PLACES.run_directory("tmp", tmp_path)
+    Watch(base, root)  # a case's watch names its workspace
+    yield root
+    display.PLACES.forget_all()
+
+
+# -- paths --------------------------------------------------------------------------------------
+
+
+def test_a_path_in_a_sentence_is_named_by_its_place(places: Path) -> None:
+    base = places.parent
+    assert display.path(str(places / "a.txt")) == "a.txt"
+    assert display.path(str(places)) == "."
+    assert display.path(str(places / "../outside/t.txt")) == "../outside/t.txt"  # as spelled
+    assert display.path(str(base / "outside" / "t.txt")) == "<outside>/t.txt"
+    assert display.path(str(base / "extra" / "n.txt")) == "<extra>/n.txt"
+    assert display.path(str(base / "free.txt")) == "../free.txt"
+    assert display.path(str(base / "ws2" / "x.txt")) == "../ws2/x.txt"  # not inside "ws"
+    assert display.path(str(base.parent / "scratch" / "tmp" / "u.bak")) == "<harness tmp>/u.bak"
+    assert display.path(str(base.parent / "scratch" / "cwd" / "c")) == "<harness cwd>/c"
+    assert display.path(str(base.parent / "probe0" / "p")) == "<tmp>/probe0/p"
+    assert display.path("sub/a.txt") == "sub/a.txt"
+    assert display.path("/etc/passwd") == "/etc/passwd"
+
+
+def test_a_path_in_a_harness_text_keeps_that_it_was_absolute(places: Path) -> None:
+    base = places.parent
+    said = (
+        f"Error: {places}/a.txt was modified; see {base}/outside/t.txt, {base}/ws2/x, "
+        f"{base}/free.txt and {base.parent}/scratch/tmp/u.bak in {places}."
+    )
+    assert display.text(said) == (
+        "Error: <root>/a.txt was modified; see <outside>/t.txt, <root>/../ws2/x, "
+        "<root>/../free.txt and <harness tmp>/u.bak in <root>."
+    )
+
+
+def test_a_symlinked_temporary_directory_is_named_both_ways(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    (real / "ws").mkdir(parents=True)
+    (tmp_path / "alias").symlink_to(real)
+    places = display.Places()
+    places.case(tmp_path / "alias" / "ws", tmp_path / "alias")
+    assert places.path(str(real / "ws" / "a.txt")) == "a.txt"
+    assert places.text(f"{real}/ws/a.txt or {tmp_path}/alias/ws/a.txt") == (
+        "<root>/a.txt or <root>/a.txt"
+    )
+
+
+def test_a_change_names_its_path_by_place(places: Path) -> None:
+    created = Change("../outside/t.txt", None, content_entry(b"hi\n"))
+    assert created.describe() == '"<outside>/t.txt" created (3 bytes: "hi\\n")'
+    link = Change("l", content_entry(b""), None)
+    assert link.describe() == '"l" deleted'
+    beside = Change("../stray.txt", None, content_entry(b"\xff"))
+    assert beside.describe() == '"../stray.txt" created (1 bytes: "\ufffd")'
+
+
+def test_a_call_on_an_absolute_path_reads_as_the_relative_one(places: Path) -> None:
+    record = CallRecord("write", {"file_path": str(places / "a.txt"), "content": "x"})
+    wire = {"callId": "c1", "content": [{"type": "text", "text": "ok"}], "isError": False}
+    result = Result(wire, "c1", "ok", False, None, 1, record, [], None, PROFILE)
+    assert result.what == 'write of "a.txt"'
+    record.arguments = {"file_path": "a\x1b\ud800.txt"}
+    assert result.what == 'write of "a\\u001b\\ud800.txt"'
+
+
+# -- values -------------------------------------------------------------------------------------
+
+
+def test_values_are_shown_as_json() -> None:
+    assert display.show(True) == "true"
+    assert display.show(None) == "null"
+    assert display.show({"name": "FsError", "code": None}) == '{"name": "FsError", "code": null}'
+    assert display.show(("a", 1)) == '["a", 1]'
+    assert display.show('say "hi"\n') == '"say \\"hi\\"\\n"'
+    assert display.show("é\u200b\x7f") == '"é\\u200b\\u007f"'
+    assert display.show("\U000e0001") == '"\\udb40\\udc01"'
+    assert display.show(b"clobber\n") == '"clobber\\n"'
+    assert display.show(b"caf\xe9") == "<bytes 636166e9>"
+
+
+def test_a_long_value_is_cut_and_a_string_stays_a_string() -> None:
+    assert display.show("x" * 200, 12) == '"xxxxxxxxx"…'
+    assert display.show("\n" * 200, 12) == '"\\n\\n\\n\\n"…'  # never half an escape
+    assert display.show(list(range(100)), 12) == "[0, 1, 2, 3…"
+
+
+# -- differences --------------------------------------------------------------------------------
+
+
+def test_a_short_difference_shows_both_whole() -> None:
+    assert differ("Created.", "Created file") == 'was "Created." where "Created file" was expected'
+    assert differ(True, None) == "was true where null was expected"
+
+
+def test_a_long_difference_points_at_where_it_starts(places: Path) -> None:
+    got = f"Error: {places}/a.txt was modified since you last read it — read it again"
+    want = f'Error: cannot write "{places}/a.txt": file changed since it was read — retry'
+    assert differ(got, want) == (
+        'differs at character 7 (of 71; 74 expected): was "Error: <root>/a.txt was modified"… '
+        'where "Error: cannot write \\"<root>/a.tx"… was expected'
+    )
+    assert differ([{"text": "a" * 60 + "b"}], [{"text": "a" * 60 + "c"}]) == (
+        'differs at character 71 (of 75; 75 expected): was …aaaaaaaab"}] where …aaaaaaaac"}] '
+        "was expected"
+    )
+
+
+def test_the_one_line_verdict_keeps_where_expected_and_actual_differ(places: Path) -> None:
+    judge = Judge(frozenset({"behaviour", "wording"}))
+    got = (
+        f"<path>{places}/deep/er/new.txt</path>\n<type>file</type>\n<content>\nCreated.\n</content>"
+    )
+    want = got.replace("Created.", "Created file")
+    judge.equal('write of "deep/er/new.txt": the model saw text that', got, want,
+                rule="write.output", level="wording")  # fmt: skip
+    line = _one_line(judge.violations[0].sentence)
+    assert line == (
+        'write of "deep/er/new.txt": the model saw text that differs at character 71 (of 83; 87 '
+        'expected): was …"\\nCreated.\\n</content>" where …"\\nCreated file\\n</content>" was '
+        "expected; SPEC §4.2 {write.output}"
+    )
+
+
+# -- one verdict per defect -----------------------------------------------------------------------
+
+
+def test_a_defect_of_every_round_is_one_verdict() -> None:
+    judge = Judge(frozenset({"behaviour"}))
+    for number in judge.rounds(10):
+        judge.equal("the writes accepted", 2, 1, rule="fs.cas.one-winner")
+        if number % 3 == 0:
+            judge.true(False, "the file holds neither writer's bytes", rule="fs.cas.one-winner")
+    sentences = [v.sentence.split("; SPEC")[0] for v in judge.violations]
+    assert sentences == [
+        "in 10 of 10 rounds: the writes accepted was 2 where 1 was expected",
+        "in 4 of 10 rounds: the file holds neither writer's bytes",
+    ]
+
+
+def test_identical_violations_are_told_once() -> None:
+    same = Violation("wording", 3, 'write of "a.txt": the model saw …', "remedy.once")
+    other = Violation("wording", 3, 'edit of "a.txt": the model saw …', "remedy.once")
+    failure = ConformanceFailure([same, other, same])
+    assert [v.sentence for v in failure.violations] == [
+        '2 times: write of "a.txt": the model saw …',
+        'edit of "a.txt": the model saw …',
+    ]
+
+
+def test_a_case_cut_short_passes_no_level() -> None:
+    judge = Judge(frozenset({"behaviour", "wording"}))
+    judge.equal("the text", "a", "a", rule="write.output", level="wording")
+    judge.violations.append(Violation("behaviour", -1, "ContractError: …", None))
+    assert judge.outcomes() == {"behaviour": "failed", "wording": "passed"}
+    judge.cut_short = True
+    assert judge.outcomes() == {"behaviour": "failed", "wording": "failed"}
+
+
+def test_the_calls_made_are_shown_as_json_with_paths_by_place(places: Path) -> None:
+    judge = Judge(frozenset({"behaviour"}))
+    wire = {"callId": "c1", "content": [{"type": "text", "text": f"{places}/a.txt"}],
+            "isError": True, "error": {"name": "FsError", "code": "FS_NOT_FOUND"}}  # fmt: skip
+    judge.calls.append(CallRecord("read", {"file_path": str(places / "a.txt")}, wire))
+    judge.true(False, "read refused", rule="policy.record")
+    text = verdict_text("RD-001", ConformanceFailure(judge.violations), judge)
+    assert text.splitlines()[2:] == [
+        "calls made:",
+        '  1. read {"file_path": "<root>/a.txt"}',
+        '     → isError true {"name": "FsError", "code": "FS_NOT_FOUND"}: "<root>/a.txt"',
+    ]
+
+
+# -- whole runs on harnesses that are not the reference ----------------------------------------
+
+
+def _verdict_texts(data: dict[str, object]) -> str:
+    return json.dumps([[c.get("message"), c.get("verdicts")] for c in cases(data)])
+
+
+def test_two_runs_under_different_temporary_directories_give_identical_baselines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    baselines = []
+    for name in ("a", "a-much-longer-temporary-directory"):
+        work, temp = tmp_path / f"work-{name[:1]}{len(name)}", tmp_path / name / "tmp"
+        work.mkdir()
+        temp.mkdir(parents=True)
+        path = work / "report.json"
+        done = run_suite("--harness", ABSOLUTE_RACY, "--conformance-wording", ABSOLUTE_WORDING,
+                         "--conformance-report", str(path), cwd=work,
+                         env={"TMPDIR": str(temp)})  # fmt: skip
+        assert done.returncode == 1, done.stdout[-3000:]
+        data = report(path)
+        assert str(temp) not in _verdict_texts(data)
+        assert str(tmp_path) not in _verdict_texts(data)
+        assert main(["baseline", str(path)]) == 0  # python -m conformance baseline REPORT.json
+        baselines.append(capsys.readouterr().out)
+        wording = case_of(data, "PRV-014")["verdicts"][0]["verdict"]  # type: ignore[index]
+        assert wording == (
+            'edit of "a.txt": the model saw text that differs at character 7 (of 46; 50 '
+            'expected): was "Error: No match for old_string i"… where "Error: String to replace '
+            'not fou"… was expected; SPEC §3.4 {fs.msg.edit-not-found}: edit, `old_string` not '
+            'present: FS_EDIT_NOT_FOUND `old_string was not found in "<p>"`'
+        )
+        race = case_of(data, "GRD-013")["verdicts"]
+        assert isinstance(race, list)
+        assert [v["verdict"].split("; SPEC")[0] for v in race] == [
+            "in 10 of 10 rounds: the number of guarded writes accepted was 2 where 1 was expected"
+        ]
+    assert baselines[0] == baselines[1]
+
+
+def test_no_verdict_of_a_tools_only_run_carries_a_temporary_path(tmp_path: Path) -> None:
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    path = tmp_path / "r.json"
+    done = run_suite("--harness", fixture("tools_only:harness"), "--conformance-report", str(path),
+                     cwd=tmp_path, env={"TMPDIR": str(temp)})  # fmt: skip
+    assert done.returncode == 1
+    data = report(path)
+    carrying = [c["id"] for c in cases(data) if str(tmp_path) in json.dumps(c.get("verdicts"))]
+    assert carrying == []
+    assert str(tmp_path) not in done.stdout.split("= harness conformance =")[1]
+    verdict = case_of(data, "PRV-002")["verdicts"][0]["verdict"]  # type: ignore[index]
+    assert verdict == (
+        'read of "nope.txt": the model saw text that was "Error: File not found: <root>/nope.txt" '
+        'where "Error: cannot read \\"<root>/nope.txt\\": not found" was expected; SPEC §3.4 '
+        '{fs.msg.read-missing}: read, missing: FS_NOT_FOUND `cannot read "<p>": not found`'
+    )
+
+
+def test_a_blocked_call_names_its_tool_and_arguments(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    done = run_suite("--harness", fixture("blocks_on_fifo:harness"), "--conformance-case",
+                     "PRV-004", "--conformance-timeout", "1", "--conformance-report", str(path),
+                     cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 1, done.stdout[-3000:]
+    entry = case_of(report(path), "PRV-004")
+    assert entry["levels"] == {"behaviour": "failed", "wording": "failed"}
+    assert entry["message"] == (
+        'HarnessCallError: call_tool("read", {"file_path": "<root>/pipe"}) did not answer '
+        "within 1.0 s; it wrote nothing to stderr"
+    )
+
+
+def test_after_an_answer_outside_the_contract_no_level_passed(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    done = run_suite("--harness", fixture("hostile:bad_shape"), "--conformance-case", "RD-001",
+                     "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 1, done.stdout[-3000:]
+    entry = case_of(report(path), "RD-001")
+    assert str(entry["message"]).startswith('ContractError: call_tool("read", {"file_path": ')
+    assert entry["levels"] == {"behaviour": "failed", "wording": "failed"}
