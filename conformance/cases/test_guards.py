@@ -6,7 +6,7 @@ import threading
 from collections.abc import Callable
 
 from conformance.cases import case, needs
-from conformance.client import Result, Session
+from conformance.client import Result, Session, Spelled
 from conformance.disk import Disk
 from conformance.spec import Wording, fs
 
@@ -280,15 +280,22 @@ def test_a_read_too_large_records_nothing(open_session: Callable[..., Session], 
 
 @case("GRD-020", rules=["policy.aliases", "fs.resolve.display", "fs.resolve.key"])
 def test_every_spelling_shares_one_guard(session: Session, disk: Disk) -> None:
-    """share one guard between every spelling of a path: '..', './', a trailing slash"""
+    """share one guard between every spelling of a path: '..', './', '//', a trailing slash"""
     disk.write("sub/a.txt", "one\n")
-    observe(session, "sub/../sub/a.txt")
-    session.write("./sub/a.txt", "two\n").accepted("policy.aliases", changes={"sub/a.txt": "two\n"})
-    session.edit("sub//a.txt", "two", "three").accepted(
+    observe(session, Spelled("sub/../sub/a.txt"))
+    session.write(Spelled("./sub/a.txt"), "two\n").accepted(
+        "policy.aliases", changes={"sub/a.txt": "two\n"}
+    )
+    session.edit(Spelled("sub//a.txt"), "two", "three").accepted(
         "policy.aliases", changes={"sub/a.txt": "three\n"}
     )
+    session.edit(Spelled("sub/a.txt/"), "three", "four").accepted(
+        "policy.aliases", changes={"sub/a.txt": "four\n"}
+    )
     disk.replace("sub/a.txt", "theirs\n")
-    session.write("sub/./a.txt", "x").refused("policy.aliases").code(STALE, "policy.aliases")
+    session.write(Spelled("sub/./a.txt"), "x").refused("policy.aliases").code(
+        STALE, "policy.aliases"
+    )
 
 
 @case("GRD-021", rules=["policy.aliases", "fs.resolve.display"])
