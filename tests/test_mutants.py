@@ -29,6 +29,9 @@ MUTANTS = {
     "violations_reordered": {"REG-010", "SCN-010"},
     "failed_read_forgets": {"GRD-009", "DEL-004", "SCN-006"},
     "read_window_off_by_one": {"RD-001", "RD-002", "SCN-018"},
+    # one per failure shape of docs/blind-spots.md
+    "edit_unlocked": {"GRD-025"},
+    "lock_by_spelling": {"GRD-026"},
 }
 
 
