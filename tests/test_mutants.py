@@ -32,6 +32,8 @@ MUTANTS = {
     # one per failure shape of docs/blind-spots.md
     "edit_unlocked": {"GRD-025"},
     "lock_by_spelling": {"GRD-026"},
+    "sweeps_look_alikes": {"PUB-011"},
+    "tool_error_harness_only": {"REG-024"},
 }
 
 
