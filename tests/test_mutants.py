@@ -34,6 +34,10 @@ MUTANTS = {
     "lock_by_spelling": {"GRD-026"},
     "sweeps_look_alikes": {"PUB-011"},
     "tool_error_harness_only": {"REG-024"},
+    "logs_failures": {"SEC-007"},
+    "keeps_bom_on_write": {"PRV-024"},
+    "trailing_slash_unresolved": {"GRD-020", "RD-019"},
+    "edit_skips_type_check": {"PRV-031"},
 }
 
 
