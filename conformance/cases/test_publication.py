@@ -128,9 +128,12 @@ def test_temp_files_have_names_of_their_own(session: Session, disk: Disk, judge:
     def look() -> None:
         staged.extend(set(os.listdir(disk.root)) - {"a.txt"})
 
+    # Only the recommended rule is judged here: whether the write succeeds and reaches its
+    # pause point is judged by the required cases (PUB-002, GRD-003), never as "recommended".
     with session.paused("staged", look) as pause:
-        session.write("a.txt", "two\n").accepted("fs.publish.atomic", changes={"a.txt": "two\n"})
-    judge.true(pause.fired, "the write never reached its 'staged' pause point", rule="pause.point")
+        session.write("a.txt", "two\n")
+    if not pause.fired:
+        return  # nothing staged was seen: the level stays unjudged, never passed
     clash = sorted(set(staged) & set(LOOK_ALIKES))
     judge.true(not clash, f"the write staged its new content as {', '.join(clash)}, a name another "
                "program uses for its own temporary files", rule="fs.publish.temp-names")  # fmt: skip

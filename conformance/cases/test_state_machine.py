@@ -156,7 +156,7 @@ class GuardMachine(RuleBasedStateMachine):
             return "file changed since read"
         return "file read, unchanged"
 
-    def _step(self, tool: str, situation: str, description: str, act: Callable[[], None]) -> None:
+    def _step(self, tool: str, situation: str, description: str, act: Callable[[], object]) -> None:
         """Run one step under a judge of its own; keep what diverged, then follow the disk."""
         main = self.judge
         step = Judge(main.levels)

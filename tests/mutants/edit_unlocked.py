@@ -36,6 +36,6 @@ def edit(self: local.LocalFs, *args: Any, **kwargs: Any) -> Any:
         _editing.on = False
 
 
-local.fcntl = _Fcntl()  # type: ignore[assignment]
+local.fcntl = _Fcntl()  # type: ignore[assignment,attr-defined]
 local.LocalFs.edit = edit  # type: ignore[method-assign]
 harness = ReferenceHarness

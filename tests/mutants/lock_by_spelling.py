@@ -45,7 +45,7 @@ def reach(self: local.LocalFs, target: Target, op: str, *, create: bool) -> Any:
     if place is None:
         lock.release()
         return None
-    place.spelled_lock = lock
+    place.spelled_lock = lock  # type: ignore[attr-defined]
     return place
 
 
@@ -59,7 +59,7 @@ def place_exit(self: Any, kind: object, *exc: object) -> None:
             lock.release()
 
 
-local.fcntl = _Fcntl()  # type: ignore[assignment]
+local.fcntl = _Fcntl()  # type: ignore[assignment,attr-defined]
 local.LocalFs._reach = reach  # type: ignore[method-assign]
 local._Place.__exit__ = place_exit  # type: ignore[method-assign]
 harness = ReferenceHarness
