@@ -421,7 +421,7 @@ def test_a_race_through_a_symlink_alias(
               "fs.cas.one-winner")  # fmt: skip
 
 
-ALIAS_WAIT_S = 2.0
+ALIAS_WAIT_S = 1.0
 """How long the alias writer gets while the other write is paused after its checks."""
 
 
