@@ -7,6 +7,11 @@ failures expected, and fails the run on a listed failure that now passes (a stal
 it) and on any failure it does not list. A case added to the suite after the baseline is reported
 as *new* and does not fail the run unless ``--conformance-baseline-strict`` asks it to; cases that
 do not apply never need an entry.
+
+Case IDs are stable, so upgrading the suite never breaks a baseline: a case that was split keeps
+its ID for one part and its other parts get new IDs (``SPLIT``); a baseline made before the split
+carries its entry for the old ID over to the new ones and never calls that entry stale. A
+withdrawn case (``WITHDRAWN``) keeps its ID; a baseline that lists it still loads, with a note.
 """
 
 from __future__ import annotations
@@ -20,6 +25,15 @@ from conformance.report import Report, sort_key
 from conformance.verdict import LEVELS
 
 FORMAT: Final = 1
+
+SPLIT: Final[dict[str, tuple[str, ...]]] = {
+    # "another program's files are never touched" is required (tool.changes-only-target)
+    "PUB-005": ("PUB-011",),
+}
+"""A case whose checks were split: the ID it kept → the IDs of its other parts."""
+
+WITHDRAWN: Final[dict[str, str]] = {}
+"""A withdrawn case's ID → why, in words (and which case checks it now, if any)."""
 
 
 class BaselineError(ValueError):
@@ -95,13 +109,42 @@ class Baseline:
         )
 
     def unknown_cases(self, all_cases: set[str]) -> list[str]:
-        """Listed cases the suite does not have (retired, or a typo)."""
-        return sorted(set(self.failures) - all_cases)
+        """Listed cases the suite does not have (a typo; withdrawn cases are known)."""
+        return sorted(set(self.failures) - all_cases - set(WITHDRAWN))
+
+    def carried(self) -> dict[str, str]:
+        """New case ID → the listed ID it was split from (for a baseline older than the split)."""
+        return {
+            new: old
+            for old, parts in SPLIT.items()
+            if old in self.failures
+            for new in parts
+            if new not in self.known
+        }
+
+    def notes(self) -> list[str]:
+        """What the suite changed since this baseline about the cases it lists, in words."""
+        notes = [
+            f"{case_id} is withdrawn ({WITHDRAWN[case_id]}); its entry is ignored"
+            for case_id in sorted(set(self.failures) & set(WITHDRAWN), key=sort_key)
+        ]
+        for new, old in sorted(self.carried().items(), key=lambda kv: sort_key(kv[0])):
+            notes.append(f"{old} was split since this baseline: its entry also covers {new}")
+        return notes
 
     def apply(self, report: Report, *, strict_new: bool) -> None:
         """Turn listed failures into expected ones, and flag stale entries and new cases."""
         listed = 0
+        carried = self.carried()
+        split = set(carried.values())
         for result in report.cases.values():
+            if result.id in carried:  # a part split off a listed case: listed under that case
+                inherited = self.failures[carried[result.id]]
+                result.baseline = "listed"
+                failed = {level for level, o in result.levels.items() if o == "failed"}
+                if result.outcome == "failed" and failed <= set(inherited):
+                    result.outcome = "expected-fail"
+                continue
             if result.id not in self.known:
                 result.baseline = "new"
                 if result.outcome == "failed" and not strict_new:
@@ -115,7 +158,9 @@ class Baseline:
             failed = {level for level, o in result.levels.items() if o == "failed"}
             if result.outcome == "failed" and not failed:
                 failed = {"behaviour"}
-            if any(result.levels.get(level) == "passed" for level in entry):
+            if result.id not in split and any(
+                result.levels.get(level) == "passed" for level in entry
+            ):
                 result.baseline = "stale"
             if result.outcome == "failed" and failed <= set(entry):
                 result.outcome = "expected-fail"
@@ -125,3 +170,6 @@ class Baseline:
             "listed": listed,
             "strictNew": strict_new,
         }
+        notes = self.notes()
+        if notes:
+            report.baseline["notes"] = list(notes)

@@ -29,6 +29,15 @@ MUTANTS = {
     "violations_reordered": {"REG-010", "SCN-010"},
     "failed_read_forgets": {"GRD-009", "DEL-004", "SCN-006"},
     "read_window_off_by_one": {"RD-001", "RD-002", "SCN-018"},
+    # one per failure shape of docs/blind-spots.md
+    "edit_unlocked": {"GRD-025"},
+    "lock_by_spelling": {"GRD-026"},
+    "sweeps_look_alikes": {"PUB-011"},
+    "tool_error_harness_only": {"REG-024"},
+    "logs_failures": {"SEC-007"},
+    "keeps_bom_on_write": {"PRV-024"},
+    "trailing_slash_unresolved": {"GRD-020", "RD-019"},
+    "edit_skips_type_check": {"PRV-031"},
 }
 
 

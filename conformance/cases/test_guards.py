@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from functools import partial
 
 from conformance.cases import case, needs
-from conformance.client import Result, Session
+from conformance.client import Client, Result, Session, Spelled
 from conformance.disk import Disk
 from conformance.spec import Wording, fs
+from conformance.verdict import Judge
 
 STALE = fs("FS_STALE_VERSION")
 UNOBSERVED = fs("FS_NOT_OBSERVED")
@@ -151,25 +153,30 @@ def test_observations_are_per_session(open_session: Callable[..., Session], disk
 
 def _race(sessions: list[Session], name: str) -> list[Result]:
     """The sessions write ``name`` at the same moment (concurrent requests, SPEC §6.3)."""
-    barrier = threading.Barrier(len(sessions))
-    outcomes: list[Result] = []
+    return _at_once([partial(s.write, name, f"writer {i}\n" * 500) for i, s in enumerate(sessions)])
+
+
+def _at_once(calls: list[Callable[[], Result]]) -> list[Result]:
+    """Make the calls at the same moment, one thread each; their results in the calls' order."""
+    barrier = threading.Barrier(len(calls))
+    outcomes: dict[int, Result] = {}
     failures: list[BaseException] = []
 
-    def write(index: int) -> None:
+    def run(index: int) -> None:
         barrier.wait()
         try:
-            outcomes.append(sessions[index].write(name, f"writer {index}\n" * 500))
+            outcomes[index] = calls[index]()
         except BaseException as exc:  # surfaced on the case's own thread below
             failures.append(exc)
 
-    threads = [threading.Thread(target=write, args=(i,)) for i in range(len(sessions))]
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     if failures:
         raise failures[0]
-    return outcomes
+    return [outcomes[i] for i in range(len(calls))]
 
 
 @case("GRD-013", rules=["fs.cas.one-winner", "proto.concurrent"])
@@ -280,15 +287,22 @@ def test_a_read_too_large_records_nothing(open_session: Callable[..., Session], 
 
 @case("GRD-020", rules=["policy.aliases", "fs.resolve.display", "fs.resolve.key"])
 def test_every_spelling_shares_one_guard(session: Session, disk: Disk) -> None:
-    """share one guard between every spelling of a path: '..', './', a trailing slash"""
+    """share one guard between every spelling of a path: '..', './', '//', a trailing slash"""
     disk.write("sub/a.txt", "one\n")
-    observe(session, "sub/../sub/a.txt")
-    session.write("./sub/a.txt", "two\n").accepted("policy.aliases", changes={"sub/a.txt": "two\n"})
-    session.edit("sub//a.txt", "two", "three").accepted(
+    observe(session, Spelled("sub/../sub/a.txt"))
+    session.write(Spelled("./sub/a.txt"), "two\n").accepted(
+        "policy.aliases", changes={"sub/a.txt": "two\n"}
+    )
+    session.edit(Spelled("sub//a.txt"), "two", "three").accepted(
         "policy.aliases", changes={"sub/a.txt": "three\n"}
     )
+    session.edit(Spelled("sub/a.txt/"), "three", "four").accepted(
+        "policy.aliases", changes={"sub/a.txt": "four\n"}
+    )
     disk.replace("sub/a.txt", "theirs\n")
-    session.write("sub/./a.txt", "x").refused("policy.aliases").code(STALE, "policy.aliases")
+    session.write(Spelled("sub/./a.txt"), "x").refused("policy.aliases").code(
+        STALE, "policy.aliases"
+    )
 
 
 @case("GRD-021", rules=["policy.aliases", "fs.resolve.display"])
@@ -330,3 +344,118 @@ def test_stale_speaks_before_a_binary_file(session: Session, disk: Disk) -> None
     observe(session, "a.txt")
     disk.replace("a.txt", "one\0\n")
     session.edit("a.txt", "one", "two").refused("fs.order.edit").code(STALE, "fs.order.edit")
+
+
+def _lost(judge: Judge, round_: int, name: str, outcomes: list[Result], labels: list[str],
+          contents: list[bytes], content: bytes, rule: str) -> None:  # fmt: skip
+    """Judge one race of guarded mutations from one version: one winner, and nothing lost.
+
+    ``labels[i]`` names mutation ``i`` in words; ``contents[i]`` is what the file holds if it
+    alone was published.
+    """
+    winners = [i for i, o in enumerate(outcomes) if not o.is_error]
+    if len(winners) > 1 and content in [contents[i] for i in winners]:
+        kept = winners[[contents[i] for i in winners].index(content)]
+        lost = " and ".join(labels[i] for i in winners if i != kept)
+        judge.true(False, f"round {round_}: {lost} was lost: both guarded mutations of {name} "
+                   f"from one version were accepted, and {name} holds only {labels[kept]}",
+                   rule=rule)  # fmt: skip
+        return
+    judge.equal(f"round {round_}: the number of guarded mutations of {name} accepted "
+                "from one version", len(winners), 1, rule=rule)  # fmt: skip
+    if len(winners) == 1:
+        judge.equal(f"round {round_}: {name} after the race", content, contents[winners[0]],
+                    rule=rule)  # fmt: skip
+    for outcome in outcomes:
+        if outcome.is_error:
+            outcome.code(STALE, rule)
+
+
+@case("GRD-025", rules=["fs.cas.one-winner", "proto.concurrent"])
+def test_concurrent_guarded_edits(
+    open_session: Callable[..., Session], disk: Disk, judge: Judge
+) -> None:
+    """let exactly one of two guarded edits based on the same version succeed: no edit is lost"""
+    for round_ in range(10):
+        name = f"shared{round_}.txt"
+        disk.write(name, "first = 1\nsecond = 2\n")
+        disk.backdate(name)
+        sessions = [open_session(), open_session()]
+        for one in sessions:
+            observe(one, name)
+        # Each edit changes its own line, so a lost edit shows in the bytes, not only the flag.
+        outcomes = _at_once([partial(sessions[0].edit, name, "first = 1", "first = A"),
+                             partial(sessions[1].edit, name, "second = 2", "second = B")])  # fmt: skip
+        labels = ['the edit "first = 1" → "first = A"', 'the edit "second = 2" → "second = B"']
+        contents = [b"first = A\nsecond = 2\n", b"first = 1\nsecond = B\n"]
+        _lost(judge, round_, name, outcomes, labels, contents, disk.read(name),
+              "fs.cas.one-winner")  # fmt: skip
+
+
+@case("GRD-026", rules=["fs.cas.one-winner", "policy.aliases", "fs.resolve.key"])
+def test_a_race_through_a_symlink_alias(
+    open_session: Callable[..., Session], disk: Disk, judge: Judge, client: Client
+) -> None:
+    """let exactly one of two guarded writes succeed when one goes through a symlink alias"""
+    # The alias lives in another directory than the file, so that a lock taken on the path as
+    # spelled (or on its directory) does not exclude the other writer.
+    disk.path("data").mkdir()
+    rounds = 1 if client.profile.has("pause") else 10
+    for round_ in range(rounds):
+        name = f"data/shared{round_}.txt"
+        alias = f"alias{round_}.txt"
+        disk.write(name, "base\n")
+        disk.backdate(name)
+        disk.symlink(alias, name)
+        first, second = open_session(), open_session()
+        observe(first, name)
+        observe(second, alias)
+        contents = [b"through the name\n", b"through the alias\n"]
+        if client.profile.has("pause"):
+            outcomes = _paused_race(first, second, name, alias)
+        else:
+            outcomes = _at_once([partial(first.write, name, "through the name\n"),
+                                 partial(second.write, alias, "through the alias\n")])  # fmt: skip
+        labels = [f'the write through "{name}"', f'the write through the alias "{alias}"']
+        _lost(judge, round_, name, outcomes, labels, contents, disk.read(name),
+              "fs.cas.one-winner")  # fmt: skip
+
+
+ALIAS_WAIT_S = 1.0
+"""How long the alias writer gets while the other write is paused after its checks."""
+
+
+def _paused_race(first: Session, second: Session, name: str, alias: str) -> list[Result]:
+    """``first`` writes and pauses after its checks; meanwhile ``second`` writes through the alias.
+
+    A harness that excludes the alias writer makes it wait until ``first`` is published; the
+    wait is bounded so that such a harness costs at most ``ALIAS_WAIT_S``. Only the outcomes are
+    judged, never the time: a harness that let the alias writer through shows two winners.
+    """
+    box: list[Result] = []
+    done = threading.Event()
+    failures: list[BaseException] = []
+
+    def through_the_alias() -> None:
+        try:
+            box.append(second.write(alias, "through the alias\n"))
+        except BaseException as exc:  # surfaced on the case's own thread below
+            failures.append(exc)
+        finally:
+            done.set()
+
+    worker = threading.Thread(target=through_the_alias, daemon=True)
+
+    def meanwhile() -> None:
+        worker.start()
+        done.wait(ALIAS_WAIT_S)
+
+    with first.paused("checked", meanwhile) as pause:
+        result = first.write(name, "through the name\n")
+    if pause.fired:
+        worker.join()
+    else:  # refused before its checks passed: the alias writer simply goes second
+        through_the_alias()
+    if failures:
+        raise failures[0]
+    return [result, box[0]]

@@ -6,11 +6,12 @@ import os
 import stat
 import threading
 from collections.abc import Callable
+from functools import partial
 
 import pytest
 
 from conformance.cases import case, needs
-from conformance.client import Result, Session
+from conformance.client import Client, Result, Session
 from conformance.disk import Disk, permissions_enforced
 from conformance.display import show
 from conformance.spec import Wording, fs
@@ -87,7 +88,8 @@ def _bounded(judge: Judge, call: Callable[[], Result]) -> Result:
 
 
 @case("PRV-004", rules=["fs.nonblocking", "fs.msg.not-regular"])
-def test_fifo_is_not_a_regular_file(session: Session, disk: Disk, w: Wording, judge: Judge) -> None:
+def test_fifo_is_not_a_regular_file(session: Session, disk: Disk, w: Wording, client: Client,
+                                    open_session: Callable[..., Session], judge: Judge) -> None:  # fmt: skip
     """refuse a FIFO for read, write and edit without ever blocking on it"""
     os.mkfifo(disk.path("pipe"))
     p = disk.display("pipe")
@@ -102,6 +104,36 @@ def test_fifo_is_not_a_regular_file(session: Session, disk: Disk, w: Wording, ju
     )
     edit = _bounded(judge, lambda: session.edit("pipe", "a", "b")).refused("fs.nonblocking")
     edit.code(fs("FS_NOT_OBSERVED"), "policy.edit-intent")
+    # The guard refuses that edit before the file is opened; only with the guard off (and in
+    # PRV-031, with it satisfied) is the FIFO check of edit reached.
+    if client.profile.supports("unguarded"):
+        unguarded = open_session(policy=False)
+        edit = _bounded(judge, lambda: unguarded.edit("pipe", "a", "b")).refused("fs.nonblocking")
+        edit.says(w.fs_error("fs.not_regular", op="edit", p=p), "fs.msg.not-regular").code(
+            code, "fs.msg.not-regular"
+        )
+
+
+def _mutate(session: Session, op: str, name: str) -> Result:
+    return session.edit(name, "one", "two") if op == "edit" else session.write(name, "two\n")
+
+
+@case("PRV-031", rules=["fs.msg.not-regular", "fs.order.write", "fs.order.edit", "fs.nonblocking"])
+def test_a_read_file_replaced_by_something_else(
+    session: Session, disk: Disk, w: Wording, judge: Judge
+) -> None:
+    """refuse a write and an edit of a file read, then replaced by a directory or a FIFO, as not a regular file"""
+    # With the guard satisfied, the type check is the first to speak (before the version).
+    for name, make in [("dir.txt", os.mkdir), ("fifo.txt", os.mkfifo)]:
+        disk.write(name, "one\n")
+        observe(session, name)
+        disk.delete(name)
+        make(disk.path(name))
+        p = disk.display(name)
+        for op in ("edit", "write"):
+            result = _bounded(judge, partial(_mutate, session, op, name)).refused(f"fs.order.{op}")
+            result.says(w.fs_error("fs.not_regular", op=op, p=p), "fs.msg.not-regular")
+            result.code(fs("FS_NOT_REGULAR_FILE"), f"fs.order.{op}")
 
 
 @case("PRV-005", rules=["fs.msg.not-regular", "fs.order.edit"])
@@ -300,13 +332,19 @@ def test_unguarded_edit_of_a_missing_file(
 @case("PRV-019", rules=["fs.text.utf8", "edit.occurrences"])
 def test_crlf_is_kept(session: Session, disk: Disk) -> None:
     """keep CRLF line endings through edit and write; an LF needle does not match a CRLF"""
-    disk.write("w.txt", b"one\r\ntwo\r\n")
-    observe(session, "w.txt")
-    session.edit("w.txt", "one\ntwo", "x").refused("edit.occurrences").code(
+    # One file per step: a step that goes wrong must not rewrite what the next step checks.
+    for name in ("needle.txt", "edit.txt", "write.txt"):
+        disk.write(name, b"one\r\ntwo\r\n")
+        observe(session, name)
+    session.edit("needle.txt", "one\ntwo", "x").refused("edit.occurrences").code(
         fs("FS_EDIT_NOT_FOUND"), "edit.occurrences"
     )
-    session.edit("w.txt", "two", "2").accepted("fs.text.utf8", changes={"w.txt": b"one\r\n2\r\n"})
-    session.write("w.txt", "a\r\nb\r\n").accepted("fs.text.utf8", changes={"w.txt": b"a\r\nb\r\n"})
+    session.edit("edit.txt", "two", "2").accepted(
+        "fs.text.utf8", changes={"edit.txt": b"one\r\n2\r\n"}
+    )
+    session.write("write.txt", "a\r\nb\r\n").accepted(
+        "fs.text.utf8", changes={"write.txt": b"a\r\nb\r\n"}
+    )
 
 
 @case("PRV-020", rules=["fs.publish.parents", "write.output"])
@@ -352,26 +390,39 @@ def test_no_temp_files_are_left(session: Session, disk: Disk) -> None:
 @case("PRV-024", rules=["fs.text.utf8"])
 def test_bom_is_ordinary_text(session: Session, disk: Disk, w: Wording) -> None:
     """show a byte-order mark as text and keep it through edit and write"""
-    disk.write("bom.txt", "\ufeffhello\nworld\n")
-    session.read("bom.txt").accepted("fs.text.utf8").says(
-        w.read_output(disk.display("bom.txt"), "\ufeffhello\nworld\n"), "fs.text.utf8"
+    # One file per step, so each shows its own bytes.
+    for name in ("read.txt", "edit.txt", "drop.txt", "write.txt"):
+        disk.write(name, "\ufeffhello\nworld\n")
+    session.read("read.txt").accepted("fs.text.utf8").says(
+        w.read_output(disk.display("read.txt"), "\ufeffhello\nworld\n"), "fs.text.utf8"
     )
-    session.edit("bom.txt", "world", "there").accepted(
-        "fs.text.utf8", changes={"bom.txt": "\ufeffhello\nthere\n"}
+    for name in ("edit.txt", "drop.txt", "write.txt"):
+        observe(session, name)
+    session.edit("edit.txt", "world", "there").accepted(
+        "fs.text.utf8", changes={"edit.txt": "\ufeffhello\nthere\n"}
     )
-    session.edit("bom.txt", "\ufeffhello", "hi").accepted(
-        "fs.text.utf8", changes={"bom.txt": "hi\nthere\n"}
+    session.edit("drop.txt", "\ufeffhello", "hi").accepted(
+        "fs.text.utf8", changes={"drop.txt": "hi\nworld\n"}
     )
+    # An overwrite holds exactly the content sent: the old file's BOM is not carried over.
+    session.write("write.txt", "plain\n").accepted("fs.text.utf8", changes={"write.txt": "plain\n"})
 
 
 @case("PRV-025", rules=["fs.text.utf8", "fs.msg.invalid-utf8"])
-def test_an_invalid_byte_far_away_makes_the_file_not_text(session: Session, disk: Disk) -> None:
+def test_an_invalid_byte_far_away_makes_the_file_not_text(
+    session: Session, disk: Disk, client: Client, open_session: Callable[..., Session]
+) -> None:
     """refuse to edit a file with a Latin-1 byte far from the text being replaced"""
     data = b"needle here\n" + b"x" * 200_000 + b"\ncaf\xe9\n"
     disk.write("far.txt", data)
     session.read("far.txt").refused("fs.text.utf8")
-    with_policy_off = session  # the edit needs a read first; an unguarded session is optional
-    with_policy_off.edit("far.txt", "needle", "pin").refused("fs.text.utf8")
+    # A guarded session cannot edit it (the read that would allow it fails), so the encoding
+    # check is reached only where the guard is off; a guarded edit would be refused unread.
+    if client.profile.supports("unguarded"):
+        unguarded = open_session(policy=False)
+        unguarded.edit("far.txt", "needle", "pin").refused("fs.text.utf8").code(
+            fs("FS_NOT_TEXT"), "fs.msg.invalid-utf8"
+        )
 
 
 @case("PRV-026", rules=["edit.occurrences", "fs.msg.ambiguous"])

@@ -113,16 +113,43 @@ def test_a_directory_swapped_for_a_symlink_after_the_check(open_session: Callabl
                     rule="fs.publish.no-redirect")  # fmt: skip
 
 
+LOOK_ALIKES = [".a.txt.tmp", "a.txt~", ".a.txt.swp", ".#a.txt", ".a.txt.0123456789ab.tmp"]
+"""Names other programs (editors, other tools) give their temporary files beside ``a.txt``."""
+
+
 @case("PUB-005", rules=["fs.publish.temp-names"])
+@needs("pause")
+def test_temp_files_have_names_of_their_own(session: Session, disk: Disk, judge: Judge) -> None:
+    """name temporary files so they cannot be taken for another program's"""
+    # Split from PUB-011 (never touching another program's files is required of every call).
+    disk.write("a.txt", "one\n")
+    observe(session, "a.txt")
+    staged: list[str] = []
+
+    def look() -> None:
+        staged.extend(set(os.listdir(disk.root)) - {"a.txt"})
+
+    # Only the recommended rule is judged here: whether the write succeeds and reaches its
+    # pause point is judged by the required cases (PUB-002, GRD-003), never as "recommended".
+    with session.paused("staged", look) as pause:
+        session.write("a.txt", "two\n")
+    if not pause.fired:
+        return  # nothing staged was seen: the level stays unjudged, never passed
+    clash = sorted(set(staged) & set(LOOK_ALIKES))
+    judge.true(not clash, f"the write staged its new content as {', '.join(clash)}, a name another "
+               "program uses for its own temporary files", rule="fs.publish.temp-names")  # fmt: skip
+
+
+@case("PUB-011", rules=["tool.changes-only-target", "fs.publish.atomic"])
 def test_another_programs_temp_files_are_never_touched(session: Session, disk: Disk) -> None:
     """leave files that merely look like temporary files of another program alone"""
-    for name in [".a.txt.tmp", "a.txt~", ".a.txt.swp", ".#a.txt", ".a.txt.0123456789ab.tmp"]:
+    for name in LOOK_ALIKES:
         disk.write(name, "someone else's\n")
     disk.write("a.txt", "one\n")
     observe(session, "a.txt")
-    session.write("a.txt", "two\n").accepted("fs.publish.temp-names", changes={"a.txt": "two\n"})
+    session.write("a.txt", "two\n").accepted("tool.changes-only-target", changes={"a.txt": "two\n"})
     session.edit("a.txt", "two", "three").accepted(
-        "fs.publish.temp-names", changes={"a.txt": "three\n"}
+        "tool.changes-only-target", changes={"a.txt": "three\n"}
     )
 
 

@@ -58,6 +58,27 @@ def test_plain_exception_has_no_structure(probe: Session, judge: Judge, w: Wordi
                rule="tool.result.wire", level="wording")  # fmt: skip
 
 
+@case("REG-024", rules=["contract.tool-error.any", "contract.tool-error"])
+@needs("taxonomy", "toolErrors", options=["probe"])
+def test_the_error_behind_a_plain_exception(probe: Session, client: Client, judge: Judge) -> None:
+    """let the error behind every failed result be inspected, a plain exception's too"""
+    for kind, message, code in [("Exception", "something broke", None),
+                                ("FsError", "disk unavailable", "FS_IO_ERROR")]:  # fmt: skip
+        result = probe.probe(kind, message, code).refused("tool.error.text")
+        handle = probe.tool_error(result.call_id)
+        if not judge.true(handle is not None, f"tool_error gave no error behind the failed "
+                          f"probe_raise of a {kind}", rule="contract.tool-error.any"):  # fmt: skip
+            continue
+        assert handle is not None
+        described = client.inspect(handle)
+        judge.equal(f"the error behind the probe_raise of a {kind} (harness error, message)",
+                    [described["isHarnessError"], described["message"]],
+                    [kind != "Exception", message], rule="contract.tool-error.any")  # fmt: skip
+    ok = probe.call("probe_echo", {"todos": []}).accepted("contract.tool-error.any")
+    judge.true(probe.tool_error(ok.call_id) is None, "tool_error gave an error behind a call that "
+               "succeeded", rule="contract.tool-error.any")  # fmt: skip
+
+
 @case("REG-004", rules=["tool.unknown"])
 def test_unknown_tool(session: Session, w: Wording) -> None:
     """answer an unknown tool with 'unknown tool "<name>"' and UNKNOWN_TOOL"""

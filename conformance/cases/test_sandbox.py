@@ -10,7 +10,7 @@ import pytest
 
 from conformance import display
 from conformance.cases import case, needs
-from conformance.client import Session
+from conformance.client import Session, Spelled
 from conformance.disk import Disk
 from conformance.spec import Wording, fs
 
@@ -43,9 +43,9 @@ def denied(session: Session, w: Wording, tool: str, path: str, *extra: str,
 @needs(options=[WORKSPACE_WRITE])
 def test_dotdot_escape(fenced: Session, outside: Path, w: Wording) -> None:
     """fence a path that climbs out with '..', showing '[sandbox: file access denied under <mode> mode]'"""
-    denied(fenced, w, "write", "../outside/target.txt", "escaped\n")
-    denied(fenced, w, "write", "../outside/new.txt", "escaped\n")
-    denied(fenced, w, "edit", "../outside/target.txt", "untouched", "x")
+    denied(fenced, w, "write", Spelled("../outside/target.txt"), "escaped\n")
+    denied(fenced, w, "write", Spelled("../outside/new.txt"), "escaped\n")
+    denied(fenced, w, "edit", Spelled("../outside/target.txt"), "untouched", "x")
 
 
 @case("SBX-002", rules=["sandbox.workspace-write", "sandbox.denied"])

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from conformance import scenarios
 from conformance.cases import case, needs
 from conformance.client import Client
@@ -137,3 +139,27 @@ def test_tool_failures_are_redacted_and_results_are_not(client: Client, root: Pa
     judge.true(
         canary in json.dumps(assistant), "the model's own text was redacted", rule="secret.verbatim"
     )
+
+
+@case("SEC-007", rules=["secret.redact.everywhere", "proto.lines"])
+@needs(options=["probe"])
+def test_the_harness_log_holds_no_secret(client: Client, root: Path, judge: Judge,
+                                         secrets: RunSecrets) -> None:  # fmt: skip
+    """keep secrets out of the harness's own log (its stderr), for tool and provider failures"""
+    log = client.transport.log_lines()
+    if log is None:
+        pytest.skip("not applicable: the harness's log is not observable (it runs in process)")
+    canary = secrets.canary
+    steps: list[Json] = [
+        {"tool_calls": [{"name": "probe_raise",
+                         "arguments": {"kind": "Exception", "message": f"connect ?key={canary}"}}]},
+        {"raise": {"message": f"denied for {canary}", "code": "AUTH", "status": 401}},
+    ]  # fmt: skip
+    run(client, root, steps, options={"probe": True})
+    with client.session(str(root), probe=True) as session:
+        session.probe("Exception", f"token {canary} rejected")
+    written = client.transport.log_lines() or []
+    leaked = sum(canary in line for line in written)
+    judge.true(not leaked, f"the harness wrote the secret into {leaked} line"
+               f"{'s' if leaked != 1 else ''} of its log (stderr)",
+               rule="secret.redact.everywhere")  # fmt: skip

@@ -15,6 +15,7 @@ import contextlib
 import itertools
 import json
 import os
+import select
 import signal
 import subprocess
 import threading
@@ -91,6 +92,9 @@ class _Child:
             start_new_session=True,  # so stopping it also stops what it started
         )
         self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
+        self._caught_up = threading.Condition()
+        self._reading = False  # the drain is waiting in os.read with every line before handled
+        self._ended = False
         self.stopping = False
         self._stderr_reader = threading.Thread(
             target=self._drain_stderr, daemon=True, name="harness-stderr"
@@ -135,13 +139,51 @@ class _Child:
         shown = "\n".join(f"    {line[:300]}" for line in lines)
         return f"; the last lines of its stderr:\n{shown}"
 
+    def log_so_far(self) -> list[str]:
+        """Its stderr up to now: everything written before its last answer is in."""
+        assert self.process.stderr is not None
+        fd = self.process.stderr.fileno()
+
+        def caught_up() -> bool:
+            if self._ended:
+                return True
+            # Waiting in os.read on an empty pipe: every byte written so far has been handled.
+            return self._reading and not select.select([fd], [], [], 0)[0]
+
+        with self._caught_up:
+            self._caught_up.wait_for(caught_up, timeout=STDERR_GRACE_S)
+            return list(self.stderr)
+
     def _drain_stderr(self) -> None:
         assert self.process.stderr is not None
-        for raw in iter(self.process.stderr.readline, b""):
-            line = raw.decode("utf-8", errors="replace").rstrip("\n")
-            self.stderr.append(line)
-            if self.transport.trace is not None:
-                self.transport.trace.write("stderr", line)
+        fd = self.process.stderr.fileno()
+        pending = b""
+        while True:
+            with self._caught_up:
+                self._reading = True
+                self._caught_up.notify_all()
+            try:
+                chunk = os.read(fd, _READ_CHUNK)
+            except OSError:
+                chunk = b""
+            with self._caught_up:
+                self._reading = False
+            if not chunk:
+                break
+            *lines, pending = (pending + chunk).split(b"\n")
+            for raw in lines:
+                self._stderr_line(raw)
+        if pending:
+            self._stderr_line(pending)
+        with self._caught_up:
+            self._ended = True
+            self._caught_up.notify_all()
+
+    def _stderr_line(self, raw: bytes) -> None:
+        line = raw.decode("utf-8", errors="replace")
+        self.stderr.append(line)
+        if self.transport.trace is not None:
+            self.transport.trace.write("stderr", line)
 
     def _read_answers(self) -> None:
         assert self.process.stdout is not None
@@ -217,6 +259,11 @@ class Stdio(Transport):
         self._dead: str | None = None
         self.deadline: float | None = None
         """A monotonic time no call may wait past (the run's deadline), if any."""
+
+    def log_lines(self) -> list[str] | None:
+        """The harness's stderr (its log) so far, the last lines of it."""
+        child = self._child
+        return [] if child is None else child.log_so_far()
 
     # -- calls ----------------------------------------------------------------------------------
 

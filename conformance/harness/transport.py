@@ -51,6 +51,10 @@ class Transport(ABC):
     def close(self) -> None:  # noqa: B027 - most transports hold nothing to release
         """Release the harness (stop a child process)."""
 
+    def log_lines(self) -> list[str] | None:
+        """What the harness wrote to its log so far (a child's stderr); None if not observable."""
+        return None
+
     def set_pause_handler(self, handler: PauseHandler | None) -> None:
         """What the suite does when an armed mutation pauses (SPEC §6.4)."""
         with self._pause_lock:

@@ -108,4 +108,7 @@ def _baseline_line(report: Report) -> str:
     new = [r.id for r in report.ordered() if r.baseline == "new"]
     if new:
         parts.append(f"{len(new)} cases new since the baseline")
+    notes = info.get("notes")
+    if isinstance(notes, list):
+        parts += [str(note) for note in notes]
     return "; ".join(parts)
