@@ -74,8 +74,9 @@ class Change:
 
 def _bytes(entry: Entry) -> str:
     preview = entry.head.decode("utf-8", errors="replace")
-    more = "…" if entry.size > len(entry.head) else ""
-    return f"{entry.size} bytes: {display.show(preview)}{more}" if entry.size else "0 bytes"
+    shown = display.show(preview)
+    more = "…" if entry.size > len(entry.head) and not shown.endswith("…") else ""
+    return f"{entry.size} bytes: {shown}{more}" if entry.size else "0 bytes"
 
 
 def _kind_word(kind: str) -> str:
