@@ -251,7 +251,7 @@ class RootCause:
         rule, situation, deviation = self.signature.split(" · ")
         does = DEVIATIONS.get(deviation, deviation)
         tools = " or ".join(self.tools) or "a call"
-        if deviation == "harness-dir-files":
+        if deviation == "harness-dir-files" or situation == "any":
             return f"{tools} {does}"
         if deviation == "check-failed":
             return f"{situation}: its check of {{{rule}}} fails"
@@ -373,29 +373,31 @@ def _case_signatures(
     # A call no behaviour verdict names, refused where the run shows such calls refused
     # wrongly, diverged the same way: its text and what follows are that cause's doing.
     diverged_call: dict[int, str] = {}
-    for index, call in enumerate(calls):
-        sig = wrongly.get((call.tool, f"refused {call.situation}"))
-        if call.refused and sig is not None:
-            diverged_call[index] = sig
+    for position, made in enumerate(calls):
+        implied = wrongly.get((made.tool, f"refused {made.situation}"))
+        if made.refused and implied is not None:
+            diverged_call[position] = implied
     diverged_target: dict[str, tuple[int, str]] = {}
     first_divergence: str | None = None
     sigs: list[str] = []
 
-    def diverge(index: int, sig: str) -> None:
+    def diverge(position: int, cause: str) -> None:
         nonlocal first_divergence
-        diverged_call.setdefault(index, sig)
-        target = calls[index].target if index < len(calls) else None
-        if sig.rsplit(" · ", 1)[-1] not in _OFF_SCRIPT:
+        diverged_call.setdefault(position, cause)
+        target = calls[position].target if position < len(calls) else None
+        if cause.rsplit(" · ", 1)[-1] not in _OFF_SCRIPT:
             return
         if target is not None:
-            diverged_target.setdefault(target, (index, sig))
-        first_divergence = first_divergence or sig
+            diverged_target.setdefault(target, (position, cause))
+        first_divergence = first_divergence or cause
 
-    for index in sorted(diverged_call):
-        _add(found, diverged_call[index], calls[index].tool)
-        first_divergence = first_divergence or diverged_call[index]
-        if calls[index].target is not None:
-            diverged_target.setdefault(str(calls[index].target), (index, diverged_call[index]))
+    for position in sorted(diverged_call):
+        _add(found, diverged_call[position], calls[position].tool)
+        first_divergence = first_divergence or diverged_call[position]
+        if calls[position].target is not None:
+            diverged_target.setdefault(
+                str(calls[position].target), (position, diverged_call[position])
+            )
     for verdict in verdicts:
         sig, index = verdict.get("signature"), verdict.get("call")
         call = calls[index] if isinstance(index, int) and index < len(calls) else None

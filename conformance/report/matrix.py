@@ -427,7 +427,7 @@ def root_causes(report: JsonObject) -> list[JsonObject]:
     recorded = report.get("rootCauses")
     if isinstance(recorded, list):
         return [c for c in recorded if isinstance(c, dict)]
-    return [cause.to_json() for cause in group(_cases(report))]
+    return [cause.to_json() for cause in group(_cases(report)).causes]
 
 
 def _causes_cell(report: JsonObject) -> str:

@@ -45,15 +45,15 @@ def lines(report: Report) -> list[str]:
     """The terminal summary: the root causes lead."""
     harness = report.harness
     level = "behaviour only" if report.level == "behaviour" else "behaviour + wording"
-    causes = root_cause_lines(report.causes())
+    leading = root_cause_lines(report.causes())
     out = [
         f"harness: {harness.get('name', '?')} {harness.get('version', '?')} "
         f"({harness.get('language', '?')})    suite: {report.suite['name']} "
         f"{report.suite['version']}    spec: {report.spec}    level: {level}",
         *describe_harness(harness),
         "",
-        *causes,
-        *([""] if causes else []),
+        *leading,
+        *([""] if leading else []),
         f"{'area':<19}" + "".join(f"{h:>7}" for h in _HEADS) + f"{'behaviour':>11}{'wording':>9}",
     ]
     by_area: dict[str, list] = {}  # type: ignore[type-arg]
