@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Final, cast
 
 from conformance import display
+from conformance.causes import Observations, rule_for, signature
 from conformance.harness.contract import ContractError, Json, JsonObject, Profile
 from conformance.harness.transport import Transport
 from conformance.rules import cite
@@ -75,6 +76,21 @@ class Result:
 
     # -- behaviour --------------------------------------------------------------------------
 
+    def _cause(self, expected: str, deviation: str, cited: str) -> tuple[str, str]:
+        """(rule, signature) of this call's deviation, through the one table of causes."""
+        record = self.record
+        rule = rule_for(record.tool, record.situation, expected, deviation, cited)
+        where = "any" if deviation == "harness-dir-files" else record.situation
+        return rule, signature(rule, where, deviation)
+
+    def _deviate(self, expected: str, deviation: str, cited: str, happened: str,
+                 rank: int) -> None:  # fmt: skip
+        judge = self._gate()
+        assert judge is not None
+        rule, sig = self._cause(expected, deviation, cited)
+        judge.record("behaviour", False, f"{self.what} {happened}; {cite(rule)}", rule, rank,
+                     signature=sig, call=self.record.index)  # fmt: skip
+
     def accepted(self, rule: str, *, changes: Mapping[str, Expected] | None = None) -> Result:
         """Not an error, and the disk changed exactly as ``changes`` says (nothing by default).
 
@@ -85,25 +101,19 @@ class Result:
         judge = self._gate()
         if judge is None:
             return self
-        wrong = _unexpected(self.changes, changes or {}, self.after)
+        wanted = changes or {}
+        wrong = _unexpected(self.changes, wanted, self.after)
         flag = f"refused ({shorten(self.text)}) and" if self.is_error else "accepted, but"
         if wrong:
-            judge.record(
-                "behaviour",
-                False,
-                f"{self.what} {flag} {' and '.join(wrong)}; {cite(rule)}",
-                rule,
-                RANK_DISK,
-            )
+            for deviation, parts in _sorted_deviations(wrong, wanted, self.is_error).items():
+                self._deviate("accepted", deviation, rule, f"{flag} {' and '.join(parts)}",
+                              RANK_DISK)  # fmt: skip
             return self
-        problems = [f"refused ({shorten(self.text)})"]
-        judge.record(
-            "behaviour",
-            not self.is_error,
-            lambda: f"{self.what} {problems[0]}; {cite(rule)}",
-            rule,
-            RANK_FLAG,
-        )
+        if self.is_error:
+            self._deviate("accepted", "refused-instead-of-accepted", rule,
+                          f"refused ({shorten(self.text)})", RANK_FLAG)  # fmt: skip
+        else:
+            judge.record("behaviour", True, "", rule, RANK_FLAG)
         judge.record("behaviour", True, "", rule, RANK_DISK)
         return self
 
@@ -117,21 +127,19 @@ class Result:
         happened += [change.describe() for change in self.changes]
         if self.changes:
             verb = "" if not self.is_error else "refused, yet "
-            judge.record(
-                "behaviour",
-                False,
-                f"{self.what} {verb}{' and '.join(happened)}; {cite(rule)}",
-                rule,
-                RANK_DISK,
-            )
+            if not self.is_error:
+                deviation = "accepted-instead-of-refused"
+            elif all(_in_harness_dir(c.path) for c in self.changes):
+                deviation = "harness-dir-files"
+            else:
+                deviation = "refused-and-changed"
+            self._deviate("refused", deviation, rule, f"{verb}{' and '.join(happened)}", RANK_DISK)
             return self
-        judge.record(
-            "behaviour",
-            self.is_error,
-            lambda: f"{self.what} accepted ({shorten(self.text)}); {cite(rule)}",
-            rule,
-            RANK_FLAG,
-        )
+        if not self.is_error:
+            self._deviate("refused", "accepted-instead-of-refused", rule,
+                          f"accepted ({shorten(self.text)})", RANK_FLAG)  # fmt: skip
+        else:
+            judge.record("behaviour", True, "", rule, RANK_FLAG)
         judge.record("behaviour", True, "", rule, RANK_DISK)
         return self
 
@@ -154,6 +162,8 @@ class Result:
                 ),
                 rule,
                 RANK_TEXT,
+                signature=signature(rule, self.record.situation, "text-differs"),
+                call=self.record.index,
             )
         return self
 
@@ -167,7 +177,9 @@ class Result:
                 want = "none" if expected is None else _pair(expected)
                 return f"{self.what} carried {got} where {want} was expected; {cite(rule)}"
 
-            judge.record("wording", self.error == expected, sentence, rule, RANK_CODE)
+            judge.record("wording", self.error == expected, sentence, rule, RANK_CODE,
+                         signature=signature(rule, self.record.situation, "code-differs"),
+                         call=self.record.index)  # fmt: skip
         return self
 
 
@@ -226,6 +238,31 @@ def _unexpected(
         elif path not in seen and value is None:
             problems.append(f"{display.quote(display.watched(path))} not deleted")
     return problems
+
+
+def _in_harness_dir(path: str) -> bool:
+    """A watched name under a label (``<harness tmp>/…``): the harness's own directories."""
+    return path.startswith("<")
+
+
+def _sorted_deviations(
+    wrong: list[str], wanted: Mapping[str, Expected], is_error: bool
+) -> dict[str, list[str]]:
+    """The unexpected changes of an accepted call, by the deviation each shows."""
+    found: dict[str, list[str]] = {}
+    for problem in wrong:
+        path = os.path.normpath(problem.split('"')[1]) if problem.count('"') >= 2 else ""
+        if path in wanted:
+            if is_error:
+                deviation = "refused-instead-of-accepted"
+            else:
+                deviation = "not-written" if " not written " in problem else "bytes-differ"
+        elif _in_harness_dir(path):
+            deviation = "harness-dir-files"
+        else:
+            deviation = "other-files-changed"
+        found.setdefault(deviation, []).append(problem)
+    return found
 
 
 def _ancestors(path: str) -> Iterator[str]:
@@ -300,6 +337,8 @@ class Session:
         self.options = options
         self.handle = ""
         self.generation = -1
+        self.observations = Observations(root, options)
+        """What the spec says this session has seen: the situation of each call comes from it."""
         self._open()
 
     def _open(self) -> None:
@@ -336,8 +375,14 @@ class Session:
         record = CallRecord(name, arguments)
         judge = client.judge
         if judge is not None:
+            record.index = len(judge.calls)
             judge.calls.append(record)
         watch = client.watch
+        path = arguments.get("file_path") if isinstance(arguments, dict) else None
+        if name in ("read", "write", "edit") and isinstance(path, str) and "\0" not in path:
+            record.situation = self.observations.situation(name, path)
+            real = self.observations.key(path)[1]
+            record.target = os.path.relpath(real, os.path.realpath(self.root))
         client.suite_changes = None
         before = watch.snapshot() if watch is not None else {}
         try:
@@ -363,6 +408,8 @@ class Session:
             record.outside = [c.describe() for c in changes if not watch.inside(c.path)]
         call = f"call_tool({display.show(name)}, {display.show(arguments, 200)})"
         result, call_id, text, is_error, error, blocks = unpack(wire, call)
+        if record.situation is not None and isinstance(path, str):
+            self.observations.after(name, path, is_error)
         return Result(
             result, call_id, text, is_error, error, blocks, record, changes, judge, client.profile,
             after,

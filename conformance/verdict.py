@@ -44,10 +44,19 @@ class Violation:
     rank: int
     sentence: str
     rule: str | None
+    signature: str | None = None
+    """The root-cause signature (``conformance.causes``), when the violation is of a call."""
+    call: int | None = None
+    """Which call of the case broke the rule (its index in ``Judge.calls``)."""
 
     def to_json(self) -> JsonObject:
-        """``{"level", "rule", "verdict"}``."""
-        return {"level": self.level, "rule": self.rule, "verdict": self.sentence}
+        """``{"level", "rule", "verdict"}``, and ``signature``/``call`` when known."""
+        data: JsonObject = {"level": self.level, "rule": self.rule, "verdict": self.sentence}
+        if self.signature is not None:
+            data["signature"] = self.signature
+        if self.call is not None:
+            data["call"] = self.call
+        return data
 
 
 class ConformanceFailure(AssertionError):
@@ -92,6 +101,11 @@ class CallRecord:
     outside: list[str] = field(default_factory=list)
     expected: str | None = None
     rule: str | None = None
+    situation: str | None = None
+    """What the call met, a word of ``conformance.causes.SITUATIONS``."""
+    target: str | None = None
+    """The target's key relative to the root: calls on one file share it."""
+    index: int | None = None
 
     def to_json(self) -> JsonObject:
         """The call as the JSON report records it."""
@@ -102,6 +116,10 @@ class CallRecord:
             record["failure"] = self.failure
         if self.changes:
             record["changes"] = self.changes
+        if self.situation is not None:
+            record["situation"] = self.situation
+        if self.target is not None:
+            record["target"] = self.target
         if self.expected is not None:
             record["expected"] = self.expected
             record["rule"] = self.rule
@@ -126,7 +144,8 @@ class Judge:
         return level in self.levels
 
     def record(self, level: str, ok: bool, sentence: Callable[[], str] | str, rule: str | None,
-               rank: int = RANK_BEHAVIOUR) -> bool:  # fmt: skip
+               rank: int = RANK_BEHAVIOUR, *, signature: str | None = None,
+               call: int | None = None) -> bool:  # fmt: skip
         """Count one check; keep (or, in a property, raise) its violation. Returns ``ok``."""
         if level not in self.levels:
             return True
@@ -134,7 +153,7 @@ class Judge:
         if ok:
             return True
         text = display.text(sentence() if callable(sentence) else sentence)
-        violation = Violation(level, rank, text, rule)
+        violation = Violation(level, rank, text, rule, signature, call)
         self.violations.append(violation)
         if self.immediate:
             raise ConformanceFailure([violation])
@@ -197,6 +216,8 @@ class Judge:
         """A call no check looked at may still not change anything outside the workspace."""
         for record in self.calls:
             if record.expected is None and record.outside:
+                harness_dirs = all(change.startswith('"<') for change in record.outside)
+                deviation = "harness-dir-files" if harness_dirs else "other-files-changed"
                 self.record(
                     "behaviour",
                     False,
@@ -204,6 +225,8 @@ class Judge:
                     f"root it was given; {cite('tool.changes-only-target')}",
                     "tool.changes-only-target",
                     RANK_DISK,
+                    signature=f"tool.changes-only-target · any · {deviation}",
+                    call=record.index,
                 )
 
     def settle(self) -> None:

@@ -41,13 +41,17 @@ MUTANTS = {
 }
 
 
+Run = tuple[int, dict[str, str], str, list[str]]
+
+
 @pytest.fixture(scope="module")
-def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, dict[str, str], str]]:
-    """Run the suite once on every mutant (two at a time): exit code, outcomes, output."""
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
+    """Run the suite once on every mutant (two at a time): exit code, outcomes, output, and the
+    signatures of the root causes its report leads with."""
     # Made here, on this thread: tmp_path_factory is not thread-safe.
     workdirs = {name: tmp_path_factory.mktemp(name) for name in MUTANTS}
 
-    def run(name: str) -> tuple[str, tuple[int, dict[str, str], str]]:
+    def run(name: str) -> tuple[str, Run]:
         workdir = workdirs[name]
         path = workdir / "report.json"
         harness = f"tests.mutants.{name}:harness"
@@ -60,8 +64,12 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, di
             cwd=workdir,
             profile="triage",
         )
-        found = outcomes(report(path)) if path.exists() else {}
-        return name, (done.returncode, found, done.stdout + done.stderr)
+        data = report(path) if path.exists() else {}
+        found = outcomes(data) if data else {}
+        causes = data.get("rootCauses") or []
+        assert isinstance(causes, list)
+        signatures = [str(cause["signature"]) for cause in causes]
+        return name, (done.returncode, found, done.stdout + done.stderr, signatures)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(pool.map(run, MUTANTS))
@@ -75,12 +83,20 @@ def test_there_are_at_least_twelve_mutants() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
-def test_the_suite_catches_the_mutant(
-    name: str, results: dict[str, tuple[int, dict[str, str], str]]
-) -> None:
-    code, found, output = results[name]
+def test_the_suite_catches_the_mutant(name: str, results: dict[str, Run]) -> None:
+    code, found, output, _ = results[name]
     failed = {case for case, outcome in found.items() if outcome == "failed"}
     assert code == 1, output[-3000:]
     assert MUTANTS[name] <= failed, (
         f"{name}: expected {sorted(MUTANTS[name])} among {sorted(failed)}"
     )
+
+
+# mutant → its one root cause (conformance.causes)
+ROOT_CAUSES = {}
+
+
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_one_defect_is_one_root_cause(name: str, results: dict[str, Run]) -> None:
+    shown = results[name][3]
+    assert shown == [ROOT_CAUSES[name]], f"{name}: {shown}"

@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Final
 
+from conformance.causes import Causes, group
 from conformance.encoding import json_text
 from conformance.harness.contract import Json, JsonObject
 
@@ -143,6 +144,10 @@ class Report:
         """Cases per outcome."""
         return Counter(result.outcome for result in self.cases.values())
 
+    def causes(self) -> Causes:
+        """The failed cases grouped by root cause, in case order (``conformance.causes``)."""
+        return group(result.to_json() for result in self.ordered())
+
     def stale(self) -> list[str]:
         """Baseline entries whose case now passes at the listed level."""
         return [r.id for r in self.ordered() if r.baseline == "stale"]
@@ -157,14 +162,22 @@ class Report:
 
     def to_json(self) -> JsonObject:
         """The JSON report."""
+        causes = self.causes()
+        cases = []
+        for result in self.ordered():
+            entry = result.to_json()
+            if causes.note(result.id):
+                entry["alsoExplainedBy"] = causes.explained_by[result.id]
+            cases.append(entry)
         data: JsonObject = {
             "suite": self.suite,
             "spec": self.spec,
             "harness": self.harness,
             "level": self.level,
             "complete": self.complete,
+            "rootCauses": [cause.to_json() for cause in causes.causes],
             "summary": dict(sorted(self.counts().items())),
-            "cases": [result.to_json() for result in self.ordered()],
+            "cases": cases,
             "duration_s": round(self.duration_s, 3),
             "run": self.run,
         }

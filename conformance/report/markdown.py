@@ -25,6 +25,19 @@ def render(report: Report) -> str:
     ]
     if not report.complete:
         out += ["", f"> **Incomplete run:** {report.reason}"]
+    causes = report.causes()
+    if causes.causes:
+        count = len(causes.causes)
+        out += [
+            "",
+            f"### Root causes: {count} distinct defect{'s' if count != 1 else ''} "
+            f"in {causes.failed} failed case{'s' if causes.failed != 1 else ''}",
+            "",
+        ]
+        for number, cause in enumerate(causes.causes, 1):
+            weight = "required" if cause.required else "recommended"
+            rule = f"`{cause.rule}` {weight}" if cause.rule else weight
+            out.append(f"{number}. {_escape(cause.words)} — {rule} — {', '.join(cause.cases)}")
     out += [
         "",
         "| area | passed | failed | expected | n/a | behaviour | wording |",
@@ -52,7 +65,11 @@ def render(report: Report) -> str:
     if failed:
         out += ["", "### Failed cases", ""]
         for result in failed:
-            out.append(f"- **{result.id}** ({', '.join(f'`{r}`' for r in result.rules)})")
+            note = causes.note(result.id)
+            out.append(f"- **{result.id}** ({', '.join(f'`{r}`' for r in result.rules)})"
+                       + (f" — {note}" if note else ""))  # fmt: skip
+            if note:
+                continue
             verdicts = [v["verdict"] for v in result.verdicts] or [result.message or "failed"]
             out += [f"  - {_escape(v.splitlines()[0])}" for v in verdicts]
     stale = report.stale()

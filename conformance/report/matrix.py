@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Final
 
+from conformance.causes import group
 from conformance.harness.contract import (
     CAPABILITIES,
     FLAG_OPTIONS,
@@ -176,6 +177,10 @@ def render(reports: Sequence[JsonObject], sources: Sequence[str] | None = None) 
         + "".join(_about_cell(report, name) for report, name in zip(reports, names, strict=True))
         + "</tr>",
         "</thead>",
+        '<tbody class="causes"><tr><th scope="row"><b>root causes</b>'
+        ' <span class="n">distinct defects</span></th>'
+        + "".join(_causes_cell(report) for report in reports)
+        + "</tr></tbody>",
         '<tbody class="total"><tr><th scope="row"><b>all areas</b>'
         f' <span class="n">{len(order)} cases</span></th>'
         + "".join(_total_cell(report, table) for report, table in zip(reports, tables, strict=True))
@@ -415,6 +420,32 @@ def _levels_line(report: JsonObject, cases: Sequence[JsonObject]) -> str:
 def _worst(cases: Iterable[JsonObject]) -> str:
     present = {str(case.get("outcome")) for case in cases}
     return next((outcome for outcome in _SEVERITY if outcome in present), "none")
+
+
+def root_causes(report: JsonObject) -> list[JsonObject]:
+    """A report's root causes: as it recorded them, or grouped now for an older report."""
+    recorded = report.get("rootCauses")
+    if isinstance(recorded, list):
+        return [c for c in recorded if isinstance(c, dict)]
+    return [cause.to_json() for cause in group(_cases(report)).causes]
+
+
+def _causes_cell(report: JsonObject) -> str:
+    causes = root_causes(report)
+    if not causes:
+        return '<td class="o o-passed">✓ none</td>'
+    items = []
+    for cause in causes:
+        weight = "required" if cause.get("required", True) else "recommended"
+        rule = f' <span class="mono">{{{_e(cause["rule"])}}}</span>' if cause.get("rule") else ""
+        cases = cause.get("cases")
+        shown = ", ".join(map(str, cases)) if isinstance(cases, list) else ""
+        items.append(f"<li>{_e(cause.get('words', ''))}{rule} {weight} — {_e(shown)}</li>")
+    count = len(causes)
+    return (
+        f'<td class="o o-failed"><details><summary>✗ {count} defect{"s" if count != 1 else ""}'
+        f'</summary><ol class="causes">{"".join(items)}</ol></details></td>'
+    )
 
 
 def _total_cell(report: JsonObject, table: dict[str, JsonObject]) -> str:

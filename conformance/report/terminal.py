@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from conformance.causes import Causes
 from conformance.report import AREAS, Report, area_of, level_counts
 
 _COLUMNS = ("passed", "failed", "expected-fail", "not-applicable", "skipped")
@@ -26,16 +27,33 @@ def describe_harness(harness: dict[str, object]) -> list[str]:
     ]
 
 
+def root_cause_lines(causes: Causes) -> list[str]:
+    """The root causes, first: how many distinct defects, each with its rule and cases."""
+    if not causes.causes:
+        return []
+    count, failed = len(causes.causes), causes.failed
+    out = [f"root causes: {count} distinct defect{'s' if count != 1 else ''} "
+           f"in {failed} failed case{'s' if failed != 1 else ''}"]  # fmt: skip
+    for number, cause in enumerate(causes.causes, 1):
+        weight = "required" if cause.required else "recommended"
+        rule = f"{{{cause.rule}}} {weight}" if cause.rule else weight
+        out.append(f"  {number}. {cause.words} — {rule} — {', '.join(cause.cases)}")
+    return out
+
+
 def lines(report: Report) -> list[str]:
-    """The terminal summary."""
+    """The terminal summary: the root causes lead."""
     harness = report.harness
     level = "behaviour only" if report.level == "behaviour" else "behaviour + wording"
+    leading = root_cause_lines(report.causes())
     out = [
         f"harness: {harness.get('name', '?')} {harness.get('version', '?')} "
         f"({harness.get('language', '?')})    suite: {report.suite['name']} "
         f"{report.suite['version']}    spec: {report.spec}    level: {level}",
         *describe_harness(harness),
         "",
+        *leading,
+        *([""] if leading else []),
         f"{'area':<19}" + "".join(f"{h:>7}" for h in _HEADS) + f"{'behaviour':>11}{'wording':>9}",
     ]
     by_area: dict[str, list] = {}  # type: ignore[type-arg]
@@ -53,10 +71,13 @@ def lines(report: Report) -> list[str]:
         all_results += results
         out.append(_row(area, counts, results, report.level))
     out.append(_row("total", total, all_results, report.level))
+    causes = report.causes()
     failed = [r for r in report.ordered() if r.outcome == "failed"]
     if failed:
         out += ["", "failed cases:"]
-        out += [f"  {r.id:<9} {_one_line(r.message)}" for r in failed]
+        for r in failed:
+            note = causes.note(r.id)
+            out.append(f"  {r.id:<9} {note}" if note else f"  {r.id:<9} {_one_line(r.message)}")
     soft = [r for r in report.ordered() if r.outcome == "recommended-fail"]
     if soft:
         out += ["", "recommended (a failure here never fails the run):"]

@@ -1,0 +1,489 @@
+"""Root causes: which rule a tool call broke, and which failures are one defect.
+
+A case sets up a situation and makes calls; a harness with one defect usually fails many cases,
+each under the rule its case is about. This module judges each violation from *its call*
+instead: the situation the call met (a word of ``SITUATIONS``, derived by the client from what
+the session saw and what the disk held), what the spec expected of it, and how the harness
+deviated. One table (``RULES``) turns situation and expectation into the rule the call broke.
+
+The **signature** of a violation is ``<rule> · <situation> · <deviation>``; failures with one
+signature are one root cause. Three folds keep one defect from splitting across cases:
+
+- a situation that refines another (``read-via-alias`` refines ``existing-read``) joins the
+  root cause of its parent when the same run shows the parent with the same deviation;
+- a wording violation of a call that already broke a behaviour rule is part of that cause;
+- a later call of the same case on a target an earlier call already diverged on is a
+  consequence of the earlier divergence.
+
+Nothing else merges: a violation without a call (a case's own check) is its own cause per case
+and rule, and an answer no signature fits (a contract error, a crash) is its own cause in the
+words it came with. SPEC.md "Root causes" and docs/root-causes.md describe the same.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Final
+
+from conformance.harness.contract import Json, JsonObject
+from conformance.rules import rule_book
+
+SITUATIONS: Final[dict[str, tuple[str | None, str]]] = {
+    # word: (the situation it refines, the words for it)
+    "new-file": (None, "a path where no file exists"),
+    "existing-unread": (None, "an existing file the session never read"),
+    "existing-read": (None, "a file the session read (or wrote), unchanged since"),
+    "read-via-alias": ("existing-read", "a file the session read under another spelling"),
+    "after-failed-read": ("existing-read", "a file the session read, after a later read failed"),
+    "changed-since-read": (None, "a file changed by someone else since the session read it"),
+    "rewritten-same-size": (
+        "changed-since-read",
+        "a file rewritten at the same size, its mtime restored, since the session read it",
+    ),
+    "stale-after-failed-read": (
+        "changed-since-read",
+        "a file changed since read, after a later read of it failed",
+    ),
+    "deleted-since-read": (None, "a file deleted by someone else since the session read it"),
+    "not-a-file": (None, "a directory or special file"),
+    "outside-root": (None, "a path outside the workspace root"),
+    "symlink-outside": ("outside-root", "a path inside the root whose symlink leads outside it"),
+    "spelled-with-dotdot": (None, "a path inside the root spelled with a '..' segment"),
+    "unguarded": ("existing-read", "a file in a session opened without the observation policy"),
+    "any": (None, "any file"),
+}
+"""The situations a call can meet, each with the one it refines (or ``None``)."""
+
+DEVIATIONS: Final[dict[str, str]] = {
+    "accepted-instead-of-refused": "is accepted",
+    "refused-instead-of-accepted": "is refused",
+    "refused-and-changed": "is refused, yet changes the disk",
+    "bytes-differ": "leaves other bytes than the spec says",
+    "not-written": "is accepted but the target is not written",
+    "other-files-changed": "changes files other than its target",
+    "harness-dir-files": "creates files in the harness's temporary or working directory",
+    "text-differs": "shows the model other text",
+    "code-differs": "carries another structured error",
+    "check-failed": "fails the case's check",
+}
+"""How a harness can deviate from what the spec expected of a call."""
+
+_MUTATIONS: Final = ("write", "edit")
+_EITHER: Final = ("accepted", "refused")
+
+RULES: Final[dict[tuple[str, str, str], str]] = {
+    **{("write", s, "accepted"): "policy.write-intent" for s in ("new-file", "existing-read")},
+    ("write", "existing-unread", "refused"): "policy.write-intent",
+    ("edit", "new-file", "refused"): "policy.edit-intent",
+    ("edit", "existing-unread", "refused"): "policy.edit-intent",
+    ("edit", "existing-read", "accepted"): "policy.edit-intent",
+    **{(t, "read-via-alias", e): "policy.aliases" for t in _MUTATIONS for e in _EITHER},
+    **{(t, "after-failed-read", "accepted"): "policy.failed-read" for t in _MUTATIONS},
+    **{(t, "stale-after-failed-read", "refused"): "policy.failed-read" for t in _MUTATIONS},
+    **{(t, "changed-since-read", "refused"): "fs.version.changes" for t in _MUTATIONS},
+    **{(t, "rewritten-same-size", "refused"): "fs.version.racy" for t in _MUTATIONS},
+    **{(t, "deleted-since-read", "refused"): "policy.dead-end" for t in _MUTATIONS},
+    **{(t, "unguarded", "accepted"): "policy.off" for t in _MUTATIONS},
+    **{(t, "spelled-with-dotdot", "accepted"): "fs.resolve.display" for t in ("read", *_MUTATIONS)},
+    ("read", "outside-root", "accepted"): "sandbox.reads",
+    ("read", "symlink-outside", "accepted"): "sandbox.reads",
+}  # fmt: skip
+"""(tool, situation, expectation) → the rule a call in that situation keeps or breaks.
+
+A combination the table does not list keeps the rule its case cited for the call.
+"""
+
+_BEHAVIOUR_RULES: Final = {
+    "refused-and-changed": "fs.publish.identical",
+    "other-files-changed": "tool.changes-only-target",
+    "harness-dir-files": "tool.changes-only-target",
+}
+
+
+def rule_for(tool: str, situation: str | None, expected: str, deviation: str, cited: str) -> str:
+    """The rule a deviating call broke: from the deviation, else the table, else the case's."""
+    if deviation in _BEHAVIOUR_RULES:
+        return _BEHAVIOUR_RULES[deviation]
+    if deviation in ("accepted-instead-of-refused", "refused-instead-of-accepted"):
+        return RULES.get((tool, situation or "", expected), cited)
+    return cited
+
+
+def signature(rule: str, situation: str | None, deviation: str) -> str:
+    """``policy.write-intent · existing-read · refused-instead-of-accepted``."""
+    return f"{rule} · {situation or 'any'} · {deviation}"
+
+
+# -- the situation a call meets -----------------------------------------------------------
+
+
+@dataclass
+class Seen:
+    """What one session last saw of one target (by key)."""
+
+    state: tuple[str, int, bytes, int] | None
+    spelling: str
+    failed_since: bool = False
+
+
+@dataclass
+class Observations:
+    """The spec's model of one session's observations (SPEC §3.2, §4.1), kept by the client."""
+
+    root: str
+    options: Mapping[str, Json]
+    seen: dict[str, Seen] = field(default_factory=dict)
+
+    def key(self, spelled: str) -> tuple[str, str]:
+        """(lexical path, realpath) of a path as the harness was given it."""
+        lexical = os.path.normpath(os.path.join(self.root, spelled))
+        return lexical, os.path.realpath(lexical)
+
+    def _inside(self, path: str, *, real: bool) -> bool:
+        roots = [self.root]
+        extra = self.options.get("writableRoots")
+        if isinstance(extra, list):
+            roots += [str(r) for r in extra]
+        for root in roots:
+            base = os.path.realpath(root) if real else os.path.normpath(root)
+            if path == base or path.startswith(base.rstrip(os.sep) + os.sep):
+                return True
+        return False
+
+    def situation(self, tool: str, spelled: str) -> str:
+        """The word of ``SITUATIONS`` this call meets, judged before the call."""
+        lexical, real = self.key(spelled)
+        if tool != "read" and self.options.get("sandbox") == "read-only":
+            return "any"
+        if not self._inside(lexical, real=False):
+            return "outside-root"
+        if not self._inside(real, real=True):
+            return "symlink-outside"
+        if ".." in spelled.replace(os.sep, "/").split("/"):
+            return "spelled-with-dotdot"
+        if tool != "read" and self.options.get("policy") is False:
+            return "unguarded"
+        now = state_of(real)
+        if now is not None and now[0] != "file":
+            return "not-a-file"
+        seen = self.seen.get(real)
+        if seen is None:
+            return "new-file" if now is None else "existing-unread"
+        if now is None:
+            return "deleted-since-read"
+        if seen.state is None or seen.state[:3] != now[:3]:
+            if seen.failed_since:
+                return "stale-after-failed-read"
+            restored = seen.state is not None and seen.state[1::2] == now[1::2]
+            return "rewritten-same-size" if restored else "changed-since-read"
+        if seen.failed_since:
+            return "after-failed-read"
+        return (
+            "read-via-alias" if _spelling(spelled, self.root) != seen.spelling else "existing-read"
+        )
+
+    def after(self, tool: str, spelled: str, failed: bool) -> None:
+        """Record the call as the spec does: a success observes, a failed read records nothing."""
+        _, real = self.key(spelled)
+        if not failed:
+            self.seen[real] = Seen(state_of(real), _spelling(spelled, self.root))
+        elif tool == "read" and real in self.seen:
+            self.seen[real].failed_since = True
+
+
+def _spelling(spelled: str, root: str) -> str:
+    return spelled if os.path.isabs(spelled) else os.path.join(root, spelled)
+
+
+def state_of(path: str) -> tuple[str, int, bytes, int] | None:
+    """(kind, size, digest, mtime) of what is at ``path`` now (following links), or None."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return ("dir" if stat.S_ISDIR(st.st_mode) else "other", 0, b"", 0)
+    digest = hashlib.blake2b(digest_size=16)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return ("file", st.st_size, b"", st.st_mtime_ns)
+    try:
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+    except OSError:  # a failing device: the size is all there is to compare
+        return ("file", st.st_size, b"", st.st_mtime_ns)
+    finally:
+        os.close(fd)
+    return ("file", st.st_size, digest.digest(), st.st_mtime_ns)
+
+
+# -- grouping -------------------------------------------------------------------------------
+
+
+@dataclass
+class RootCause:
+    """One defect: its signature, its words, the rule it breaks, and the cases that show it."""
+
+    signature: str
+    rule: str | None
+    required: bool
+    cases: list[str] = field(default_factory=list)
+    tools: list[str] = field(default_factory=list)
+    plain: str | None = None
+    """The words of an answer no signature fits (its own sentence)."""
+
+    @property
+    def lead(self) -> str:
+        """The first case that shows it: the name a later case is ``also explained by``."""
+        return self.cases[0]
+
+    @property
+    def words(self) -> str:
+        """The cause in plain words, the same on every run."""
+        if self.plain is not None:
+            return self.plain
+        rule, situation, deviation = self.signature.split(" · ")
+        does = DEVIATIONS.get(deviation, deviation)
+        tools = " or ".join(self.tools) or "a call"
+        if deviation == "harness-dir-files" or situation == "any":
+            return f"{tools} {does}"
+        if deviation == "check-failed":
+            return f"{situation}: its check of {{{rule}}} fails"
+        about = SITUATIONS.get(situation, (None, situation))[1]
+        return f"{tools} of {about} {does}"
+
+    def to_json(self) -> JsonObject:
+        """``{"signature", "words", "rule", "required", "cases"}``."""
+        return {
+            "signature": self.signature,
+            "words": self.words,
+            "rule": self.rule,
+            "required": self.required,
+            "cases": list(self.cases),
+        }
+
+
+@dataclass
+class Causes:
+    """The root causes of a run, and for each failed case the causes shown first that explain it."""
+
+    causes: list[RootCause]
+    explained_by: dict[str, list[str]]
+    failed: int = 0
+
+    def note(self, case_id: str) -> str:
+        """``also explained by GRD-003`` for a case shown by earlier causes only, else ``""``."""
+        leads = self.explained_by.get(case_id)
+        return f"also explained by {', '.join(leads)}" if leads else ""
+
+
+_RUN_PATH: Final = re.compile(r"(?:/private)?/(?:tmp|var/folders)/\S*?/(?:ws|outside)(?=/|\b)")
+_REFUSED: Final = "refused-instead-of-accepted"
+_WORDING: Final = frozenset({"text-differs", "code-differs"})
+_OFF_SCRIPT: Final = frozenset(
+    {_REFUSED, "accepted-instead-of-refused", "refused-and-changed", "bytes-differ", "not-written"}
+)
+"""Deviations that leave the target otherwise than the case expects: what follows on it differs."""
+
+
+@dataclass
+class _Call:
+    tool: str | None
+    situation: str | None
+    target: str | None
+    refused: bool
+
+
+def group(cases: Iterable[Mapping[str, Json]]) -> Causes:
+    """Group the failed cases of a JSON report (in case order) by root cause."""
+    failed = [c for c in cases if c.get("outcome") in ("failed", "recommended-fail")]
+    # First pass: which (tool, situation) the run shows refused wrongly, from the calls that
+    # broke a behaviour rule on their own (not as a consequence of an earlier call).
+    wrongly: dict[tuple[str | None, str | None], str] = {}
+    for case in failed:
+        for tool, situation, sig in _case_signatures(case, {}, {})[1]:
+            deviation = sig.rsplit(" · ", 1)[-1]
+            if deviation in _OFF_SCRIPT:
+                wrongly.setdefault((tool, family(situation)), sig)
+            if deviation == _REFUSED:
+                wrongly.setdefault((tool, f"refused {situation}"), sig)
+    found: dict[str, RootCause] = {}
+    per_case = {str(c["id"]): _case_signatures(c, found, wrongly)[0] for c in failed}
+    _fold_refinements(found, per_case)
+    ordered: list[RootCause] = []
+    explained: dict[str, list[str]] = {}
+    for case_id, sigs in per_case.items():
+        leads = []
+        for sig in dict.fromkeys(sigs):
+            cause = found[sig]
+            if case_id not in cause.cases:
+                cause.cases.append(case_id)
+            if cause.lead == case_id and cause not in ordered:
+                ordered.append(cause)
+            leads.append(cause.lead)
+        if leads and all(lead != case_id for lead in leads):
+            explained[case_id] = list(dict.fromkeys(leads))
+    return Causes(ordered, explained, len(per_case))
+
+
+def _verdicts(case: Mapping[str, Json]) -> list[Mapping[str, Json]]:
+    verdicts = case.get("verdicts")
+    found = [v for v in verdicts if isinstance(v, dict)] if isinstance(verdicts, list) else []
+    last = 1 << 30  # a case's own check comes after its calls
+    return sorted(found, key=lambda v: v["call"] if isinstance(v.get("call"), int) else last)
+
+
+def _calls(case: Mapping[str, Json]) -> list[_Call]:
+    calls = case.get("calls")
+    out = []
+    for entry in calls if isinstance(calls, list) else []:
+        call = entry if isinstance(entry, dict) else {}
+        result = call.get("result")
+        refused = isinstance(result, dict) and result.get("isError") is True
+        tool, situation, target = call.get("tool"), call.get("situation"), call.get("target")
+        out.append(
+            _Call(
+                tool if isinstance(tool, str) else None,
+                situation if isinstance(situation, str) else None,
+                target if isinstance(target, str) else None,
+                refused,
+            )
+        )
+    return out
+
+
+def _case_signatures(
+    case: Mapping[str, Json],
+    found: dict[str, RootCause],
+    wrongly: Mapping[tuple[str | None, str | None], str],
+) -> tuple[list[str], list[tuple[str | None, str | None, str]]]:
+    """The signature of each violation of one case, after the folds within a case; and the
+    (tool, situation, signature) of each call that diverged on its own."""
+    case_id = str(case["id"])
+    verdicts, calls = _verdicts(case), _calls(case)
+    own: list[tuple[str | None, str | None, str]] = []
+    if not verdicts:
+        return [_unexplained(str(case.get("message") or "failed"), found)], own
+    # A call no behaviour verdict names, refused where the run shows such calls refused
+    # wrongly, diverged the same way: its text and what follows are that cause's doing.
+    diverged_call: dict[int, str] = {}
+    for position, made in enumerate(calls):
+        implied = wrongly.get((made.tool, f"refused {made.situation}"))
+        if made.refused and implied is not None:
+            diverged_call[position] = implied
+    diverged_target: dict[str, tuple[int, str]] = {}
+    first_divergence: str | None = None
+    sigs: list[str] = []
+
+    def diverge(position: int, cause: str) -> None:
+        nonlocal first_divergence
+        diverged_call.setdefault(position, cause)
+        target = calls[position].target if position < len(calls) else None
+        if cause.rsplit(" · ", 1)[-1] not in _OFF_SCRIPT:
+            return
+        if target is not None:
+            diverged_target.setdefault(target, (position, cause))
+        first_divergence = first_divergence or cause
+
+    for position in sorted(diverged_call):
+        _add(found, diverged_call[position], calls[position].tool)
+        first_divergence = first_divergence or diverged_call[position]
+        if calls[position].target is not None:
+            diverged_target.setdefault(
+                str(calls[position].target), (position, diverged_call[position])
+            )
+    for verdict in verdicts:
+        sig, index = verdict.get("signature"), verdict.get("call")
+        call = calls[index] if isinstance(index, int) and index < len(calls) else None
+        behaviour = verdict.get("level") == "behaviour"
+        if isinstance(index, int) and index in diverged_call and not behaviour:
+            sigs.append(diverged_call[index])  # the text of a call that diverged: one cause
+            first_divergence = first_divergence or diverged_call[index]
+            continue
+        same = wrongly.get((call.tool, family(call.situation))) if call and not behaviour else None
+        if same is not None:
+            _add(found, same, call.tool if call else None)
+            sigs.append(same)  # its text, where the run shows the tool misbehave anyway
+            continue
+        earlier = diverged_target.get(call.target) if call and call.target else None
+        if isinstance(index, int) and earlier is not None and earlier[0] < index:
+            sigs.append(earlier[1])  # a consequence of an earlier divergence on that file
+            continue
+        if not isinstance(index, int) and first_divergence is not None:
+            sigs.append(first_divergence)  # the case's own check of what its calls did
+            continue
+        if isinstance(sig, str):
+            _add(found, sig, call.tool if call else None)
+        else:
+            rule = verdict.get("rule")
+            if isinstance(rule, str):
+                sig = f"{rule} · {case_id} · check-failed"
+                _add(found, sig, None)
+            else:
+                sig = _unexplained(str(verdict.get("verdict") or "failed"), found)
+        sigs.append(sig)
+        if verdict.get("level") == "behaviour" and isinstance(index, int):
+            diverge(index, sig)
+            if call is not None:
+                own.append((call.tool, call.situation, sig))
+    return sigs, own
+
+
+def family(situation: str | None) -> str | None:
+    """The situation a word refines, all the way up (``rewritten-same-size`` → ``changed-…``)."""
+    while situation is not None and SITUATIONS.get(situation, (None, ""))[0] is not None:
+        situation = SITUATIONS[situation][0]
+    return situation
+
+
+def _unexplained(sentence: str, found: dict[str, RootCause]) -> str:
+    """An answer no signature fits: its own cause, in the words it came with."""
+    first = sentence.strip().splitlines()[0] if sentence.strip() else "failed"
+    plain = _RUN_PATH.sub("<workspace>", first)
+    sig = f"unexplained · {plain}"
+    if sig not in found:
+        found[sig] = RootCause(sig, None, True, plain=plain)
+    return sig
+
+
+def _add(found: dict[str, RootCause], sig: str, tool: str | None) -> None:
+    if sig not in found:
+        rule = sig.split(" · ", maxsplit=1)[0]
+        known = rule_book().get(rule)
+        found[sig] = RootCause(sig, rule, known is None or not known.recommended)
+    if tool is not None and tool not in found[sig].tools:
+        found[sig].tools.append(tool)
+
+
+def _fold_refinements(found: dict[str, RootCause], per_case: dict[str, list[str]]) -> None:
+    """A refined situation joins its parent's cause (same deviation, a tool in common) when the
+    run shows the parent too."""
+    for sig in list(found):
+        parts = sig.split(" · ")
+        parent = SITUATIONS.get(parts[1], (None, ""))[0] if len(parts) == 3 else None
+        if parent is None:
+            continue
+        tools = set(found[sig].tools)
+        target = next(
+            (
+                other
+                for other, cause in found.items()
+                if other.split(" · ")[1:] == [parent, parts[2]]
+                and tools & set(cause.tools)
+                and (parts[2] not in _WORDING or other.split(" · ")[0] == parts[0])
+            ),
+            None,
+        )
+        if target is not None:
+            for sigs in per_case.values():
+                sigs[:] = [target if s == sig else s for s in sigs]
+            for tool in found[sig].tools:
+                if tool not in found[target].tools:
+                    found[target].tools.append(tool)
+            del found[sig]

@@ -1,0 +1,308 @@
+"""Root causes: the rule each call broke, failures grouped by defect, reports that lead with them."""
+
+from __future__ import annotations
+
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from conformance.causes import RULES, SITUATIONS, Observations, group, state_of
+from conformance.harness.contract import JsonObject
+from conformance.report import Report, matrix, terminal
+from conformance.report import markdown as markdown_report
+from tests.suite import REPO, report, run_suite
+
+OVERWRITE = "policy.write-intent · existing-read · refused-instead-of-accepted"
+UNDO = "tool.changes-only-target · any · harness-dir-files"
+CRLF = "fs.text.utf8 · existing-read · bytes-differ"
+
+
+def _call(tool: str, situation: str, target: str = "a.txt", refused: bool = False) -> JsonObject:
+    return {"tool": tool, "arguments": {}, "situation": situation, "target": target,
+            "result": {"isError": refused}}  # fmt: skip
+
+
+def _verdict(sig: str | None, call: int | None, level: str = "behaviour",
+             rule: str | None = None, text: str = "v") -> JsonObject:  # fmt: skip
+    verdict: JsonObject = {"level": level, "rule": rule or (sig or "").split(" · ")[0] or None,
+                           "verdict": text}  # fmt: skip
+    if sig is not None:
+        verdict["signature"] = sig
+    if call is not None:
+        verdict["call"] = call
+    return verdict
+
+
+def _case(case_id: str, verdicts: list[JsonObject], calls: list[JsonObject]) -> JsonObject:
+    return {"id": case_id, "outcome": "failed", "verdicts": verdicts, "calls": calls}
+
+
+# -- grouping ----------------------------------------------------------------------------------
+
+
+def test_one_defect_in_many_cases_is_one_root_cause_led_by_its_first_case() -> None:
+    cases = [
+        _case("GRD-003", [_verdict(OVERWRITE, 1)], [_call("read", "existing-unread"),
+                                                    _call("write", "existing-read", refused=True)]),
+        _case("PUB-001", [_verdict(OVERWRITE, 1)], [_call("read", "existing-unread"),
+                                                    _call("write", "existing-read", refused=True)]),
+    ]  # fmt: skip
+    causes = group(cases)
+    assert [(c.signature, c.cases) for c in causes.causes] == [(OVERWRITE, ["GRD-003", "PUB-001"])]
+    assert causes.causes[0].words == (
+        "write of a file the session read (or wrote), unchanged since is refused"
+    )
+    assert (causes.note("GRD-003"), causes.note("PUB-001")) == ("", "also explained by GRD-003")
+
+
+def test_two_defects_of_one_tool_never_merge() -> None:
+    cases = [
+        _case("PRV-019", [_verdict(UNDO, 0), _verdict(CRLF, 0)], [_call("edit", "existing-read")])
+    ]
+    assert [c.signature for c in group(cases).causes] == [UNDO, CRLF]
+
+
+def test_a_refined_situation_joins_its_parent_only_when_the_run_shows_the_parent() -> None:
+    alias = "policy.aliases · read-via-alias · refused-instead-of-accepted"
+    alone = [
+        _case("GRD-011", [_verdict(alias, 0)], [_call("write", "read-via-alias", refused=True)])
+    ]
+    assert [c.signature for c in group(alone).causes] == [alias]
+    both = [_case("GRD-003", [_verdict(OVERWRITE, 0)], [_call("write", "existing-read", refused=True)]),
+            *alone]  # fmt: skip
+    causes = group(both)
+    assert [(c.signature, c.cases) for c in causes.causes] == [(OVERWRITE, ["GRD-003", "GRD-011"])]
+
+
+def test_the_text_of_a_diverged_call_and_what_follows_on_its_file_are_that_cause() -> None:
+    edit = "policy.edit-intent · existing-read · refused-instead-of-accepted"
+    case = _case(
+        "GRD-011",
+        [
+            _verdict(OVERWRITE, 0),
+            _verdict("write.output · existing-read · text-differs", 0, level="wording"),
+            _verdict(edit, 1),  # the edit finds the text the refused write should have put there
+            _verdict(None, None, rule="fs.cas.one-winner"),  # the case's own check, after both
+        ],
+        [
+            _call("write", "existing-read", refused=True),
+            _call("edit", "existing-read", refused=True),
+        ],
+    )
+    assert [(c.signature, c.cases) for c in group([case]).causes] == [(OVERWRITE, ["GRD-011"])]
+
+
+def test_a_check_of_a_case_with_no_divergence_is_its_own_cause() -> None:
+    causes = group([_case("SCN-004", [_verdict(None, None, rule="scenario.pinned")], [])])
+    assert [(c.signature, c.words) for c in causes.causes] == [
+        (
+            "scenario.pinned · SCN-004 · check-failed",
+            "SCN-004: its check of {scenario.pinned} fails",
+        )
+    ]
+
+
+def test_an_answer_no_signature_fits_is_its_own_cause_in_plain_words() -> None:
+    crash = "ContractError: call_tool('read'): result keys must be within [...] (got {'x': 1})"
+    cases = [
+        _case("RD-001", [_verdict(None, None, text=crash)], []),
+        _case("RD-002", [_verdict(None, None, text="ValueError: something else")], []),
+        {"id": "RD-003", "outcome": "failed", "message": "[setup] the harness died"},
+    ]
+    causes = group(cases)
+    assert [(c.words, c.rule, c.cases) for c in causes.causes] == [
+        (crash, None, ["RD-001"]),
+        ("ValueError: something else", None, ["RD-002"]),
+        ("[setup] the harness died", None, ["RD-003"]),
+    ]
+
+
+def test_the_rule_table_speaks_only_in_the_vocabulary() -> None:
+    assert {situation for _, situation, _ in RULES} <= set(SITUATIONS)
+    assert all(parent is None or parent in SITUATIONS for parent, _ in SITUATIONS.values())
+    spec = (REPO / "SPEC.md").read_text(encoding="utf-8")
+    doc = (REPO / "docs" / "root-causes.md").read_text(encoding="utf-8")
+    for word in SITUATIONS:
+        assert f"`{word}`" in spec, word
+        assert f"`{word}`" in doc, word
+
+
+# -- the situation a call meets ------------------------------------------------------------------
+
+
+def test_the_situation_follows_the_sessions_observations(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (tmp_path / "outside").mkdir()
+    seen = Observations(str(root), {})
+    assert seen.situation("write", "a.txt") == "new-file"
+    (root / "a.txt").write_text("one\n")
+    assert seen.situation("write", "a.txt") == "existing-unread"
+    seen.after("read", "a.txt", failed=False)
+    assert seen.situation("write", "a.txt") == "existing-read"
+    os.symlink("a.txt", root / "alias.txt")
+    assert seen.situation("edit", "alias.txt") == "read-via-alias"
+    assert seen.situation("read", "sub/../a.txt") == "spelled-with-dotdot"
+    seen.after("read", "a.txt", failed=True)
+    assert seen.situation("write", "a.txt") == "after-failed-read"
+    seen.after("read", "a.txt", failed=False)
+    before = os.stat(root / "a.txt")
+    (root / "a.txt").write_text("two\n")
+    os.utime(root / "a.txt", ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert seen.situation("write", "a.txt") == "rewritten-same-size"
+    (root / "a.txt").write_text("longer now\n")
+    assert seen.situation("write", "a.txt") == "changed-since-read"
+    (root / "a.txt").unlink()
+    assert seen.situation("write", "a.txt") == "deleted-since-read"
+    assert seen.situation("write", "../outside/x") == "outside-root"
+    os.symlink(tmp_path / "outside", root / "link")
+    assert seen.situation("write", "link/x") == "symlink-outside"
+    assert Observations(str(root), {"policy": False}).situation("edit", "b.txt") == "unguarded"
+    assert state_of(str(root / "missing")) is None
+
+
+# -- every report leads with the root causes -------------------------------------------------------
+
+
+def _report() -> Report:
+    rep = Report(suite={"name": "harness-conformance", "version": "9"}, spec="2.0.0")
+    rep.harness = {"name": "h", "version": "1", "language": "python", "capabilities": ["tools"]}
+    for case_id in ("GRD-003", "PUB-001"):
+        rep.add(case_id, "failed", "write of \"a.txt\" refused", {
+            "levels": {"behaviour": "failed", "wording": "passed"},
+            "verdicts": [_verdict(OVERWRITE, 1, text='write of "a.txt" refused')],
+            "calls": [_call("read", "existing-unread"), _call("write", "existing-read", refused=True)],
+        })  # fmt: skip
+    rep.add("GRD-002", "passed", None, {"levels": {"behaviour": "passed", "wording": "passed"}})
+    return rep
+
+
+LEAD = (
+    "1. write of a file the session read (or wrote), unchanged since is refused — "
+    "{policy.write-intent} required — GRD-003, PUB-001"
+)
+
+
+def test_the_terminal_summary_leads_with_root_causes() -> None:
+    out = terminal.lines(_report())
+    start = out.index("root causes: 1 distinct defect in 2 failed cases")
+    assert out[start + 1] == f"  {LEAD}"
+    assert start < next(i for i, line in enumerate(out) if line.startswith("area"))
+    assert "  PUB-001   also explained by GRD-003" in out
+    assert '  GRD-003   write of "a.txt" refused' in out
+
+
+def test_the_markdown_summary_leads_with_root_causes() -> None:
+    text = markdown_report.render(_report())
+    heading = "### Root causes: 1 distinct defect in 2 failed cases"
+    assert f"{heading}\n\n{LEAD.replace('{policy.write-intent}', '`policy.write-intent`')}" in text
+    assert text.index(heading) < text.index("| area |")
+    assert "- **PUB-001** () — also explained by GRD-003" in text
+
+
+def test_the_json_report_leads_with_root_causes() -> None:
+    data = _report().to_json()
+    assert list(data)[:6] == ["suite", "spec", "harness", "level", "complete", "rootCauses"]
+    assert data["rootCauses"] == [{
+        "signature": OVERWRITE,
+        "words": "write of a file the session read (or wrote), unchanged since is refused",
+        "rule": "policy.write-intent",
+        "required": True,
+        "cases": ["GRD-003", "PUB-001"],
+    }]  # fmt: skip
+    by_id = {case["id"]: case for case in data["cases"]}
+    assert by_id["PUB-001"]["alsoExplainedBy"] == ["GRD-003"]
+    assert "alsoExplainedBy" not in by_id["GRD-003"]
+
+
+def test_the_matrix_leads_with_root_causes() -> None:
+    page = matrix.render([json.loads(json.dumps(_report().to_json()))])
+    row = page.index('<tbody class="causes"><tr><th scope="row"><b>root causes</b>')
+    assert row < page.index('<tbody class="total">')
+    assert (
+        '<summary>✗ 1 defect</summary><ol class="causes"><li>write of a file the session read '
+        '(or wrote), unchanged since is refused <span class="mono">{policy.write-intent}</span> '
+        "required — GRD-003, PUB-001</li></ol>"
+    ) in page
+
+
+# -- proven on harness shapes nobody here wrote ----------------------------------------------------
+
+# fixture → the root causes its summary must name, each exactly once, and nothing else
+SCENARIO = "scenario.pinned · {} · check-failed"
+FIXTURES: dict[str, set[str]] = {
+    "never_overwrites": {OVERWRITE},
+    "undo_copies": {UNDO},
+    "crlf_on_edit": {CRLF},
+    "edit_two_defects": {UNDO, CRLF},
+    "loses_concurrent_edits": {
+        "fs.version.changes · changed-since-read · accepted-instead-of-refused",
+        # its read-modify-write also follows a directory swapped for a symlink (PUB-004)
+        "fs.publish.identical · existing-read · refused-and-changed",
+    },
+    "absolute_no_dotdot": {
+        "fs.resolve.display · spelled-with-dotdot · refused-instead-of-accepted"
+    },
+    "fences_reads": {"sandbox.reads · outside-root · refused-instead-of-accepted"},
+}
+# Causes a fixture shows today through a case that is blind to its shape — a scenario judges a
+# whole scripted loop, so its failure has no call to attribute; the sandbox cases send
+# `<root>/../x` to a harness that takes absolute paths; the scenario scripts send relative paths
+# to it. Each is named, so it can only disappear, never be replaced by another.
+BLIND: dict[str, set[str]] = {
+    "never_overwrites": {
+        "scenario.options · LOOP-020 · check-failed",
+        *(SCENARIO.format(case) for case in ("SCN-002", "SCN-004", "SCN-006")),
+    },
+    "loses_concurrent_edits": {
+        "script.external.write · LOOP-010 · check-failed",
+        *(SCENARIO.format(case) for case in ("SCN-003", "SCN-005")),
+    },
+    "absolute_no_dotdot": {
+        "sandbox.full-access · outside-root · refused-instead-of-accepted",
+        "marker.sandbox · outside-root · text-differs",
+        "sandbox.denied · outside-root · code-differs",
+        "sandbox.reads · outside-root · refused-instead-of-accepted",
+        "loop.result-error · LOOP-006 · check-failed",
+        "script.external.write · LOOP-010 · check-failed",
+        "scenario.options · LOOP-020 · check-failed",
+        "remedy.texts · SCN-019 · check-failed",
+        "secret.verbatim · SEC-006 · check-failed",
+        *(SCENARIO.format(f"SCN-{n:03d}") for n in (*range(1, 10), 14, 16, 17, 18, 19)),
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def fixture_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, JsonObject]]:
+    """Run the suite once on every fixture (two at a time): its output and JSON report."""
+    workdirs = {name: tmp_path_factory.mktemp(name) for name in FIXTURES}
+
+    def run(name: str) -> tuple[str, tuple[str, JsonObject]]:
+        path = workdirs[name] / "report.json"
+        done = run_suite("-q", "--harness", f"tests.fixtures.{name}:harness",
+                         "--conformance-report", str(path), cwd=workdirs[name], profile="triage")  # fmt: skip
+        data = report(path) if path.exists() else {}
+        return name, (done.stdout + done.stderr, data)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(pool.map(run, FIXTURES))
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_each_fixture_shows_exactly_its_root_causes(
+    name: str, fixture_runs: dict[str, tuple[str, JsonObject]]
+) -> None:
+    output, data = fixture_runs[name]
+    causes = data.get("rootCauses")
+    assert isinstance(causes, list), output[-3000:]
+    shown = [str(cause["signature"]) for cause in causes]
+    assert len(shown) == len(set(shown)), shown
+    assert FIXTURES[name] <= set(shown) <= FIXTURES[name] | BLIND.get(name, set()), shown
+    for cause in causes:  # each is named once in the summary, with its words and rule
+        line = f"{cause['words']} — {{{cause['rule']}}}"
+        assert sum(line in text for text in output.splitlines()) == 1, line
+    assert f"root causes: {len(shown)} distinct defect" in output
