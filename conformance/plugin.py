@@ -20,17 +20,17 @@ import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any, Final, cast
 
 import pytest
 
 import conformance
-from conformance import hookspecs
+from conformance import hookspecs, outcomes
 from conformance.baseline import Baseline, BaselineError
 from conformance.client import Client
-from conformance.harness.contract import JsonObject, Profile
+from conformance.harness.contract import Profile
 from conformance.harness.loading import (
     DEFAULT_HARNESS,
     Choice,
@@ -42,6 +42,7 @@ from conformance.harness.loading import (
 )
 from conformance.harness.stdio import DEFAULT_MAX_ANSWER_BYTES, DEFAULT_TIMEOUT_S, Stdio, Trace
 from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
+from conformance.outcomes import DATA, NOT_APPLICABLE, NOT_RUN, Recorder, mark_known
 from conformance.report import AREAS, Report, area_of, sort_key, terminal
 from conformance.report import markdown as markdown_report
 from conformance.rules import rule_book, spec_version
@@ -54,9 +55,6 @@ CASES_PACKAGE: Final = "conformance.cases"
 CASES_DIR: Final = Path(conformance.__file__).parent / "cases"
 CASE_ID: Final = re.compile(r"^(?P<area>[A-Z]+)-\d{3}$")
 LEVEL_CHOICES: Final = ("all", "behaviour")
-NOT_APPLICABLE: Final = "not applicable: "
-NOT_RUN: Final = "not run: "
-DATA: Final = "conformance-data"
 
 
 class _State:
@@ -75,9 +73,12 @@ class _State:
         self.case_items: dict[str, pytest.Item] = {}
         self.selected: list[str] = []
         self.deselected = False
-        self.started = time.monotonic()
-        self.deadline: float | None = None
+        self.clock: Callable[[], float] = time.monotonic
+        """The run's clock (the project's tests drive a fake one to pass a deadline)."""
+        self.started = self.clock()
+        self.deadline_s: float | None = None
         self.baseline: Baseline | None = None
+        self.strict_baseline = False
         self.wording = Wording()
         self.levels = frozenset(LEVELS)
         self.scratch: Path | None = None
@@ -85,7 +86,7 @@ class _State:
         self.judges: dict[str, Judge] = {}
         self.cleanup: list[Path] = []
         self.secrets: RunSecrets | None = None
-        self.other_failures = 0  # failed tests in the same run that are not cases
+        self.recorder = Recorder(self.report, worker=hasattr(config, "workerinput"))
 
     # -- configuration ----------------------------------------------------------------------
 
@@ -107,6 +108,7 @@ class _State:
             except WordingError as exc:
                 raise pytest.UsageError(str(exc)) from None
         baseline = config.getoption("conformance_baseline") or config.getini("conformance_baseline")
+        self.strict_baseline = bool(config.getoption("conformance_baseline_strict"))
         if baseline:
             try:
                 self.baseline = Baseline.load(baseline)
@@ -116,9 +118,11 @@ class _State:
             value = config.getoption(name)
             if value is not None and value <= 0:
                 raise pytest.UsageError(f"--{name.replace('_', '-')} must be positive, got {value}")
-        deadline = config.getoption("conformance_deadline")
-        if deadline is not None:
-            self.deadline = self.started + deadline
+        self.deadline_s = config.getoption("conformance_deadline")
+
+    def past_deadline(self) -> bool:
+        """Whether the run's deadline, counted from the session's start, has passed."""
+        return self.deadline_s is not None and self.clock() - self.started >= self.deadline_s
 
     def choose_harness(self) -> Choice:
         """The harness to test, first match wins (see ``harness.loading``)."""
@@ -182,8 +186,9 @@ class _State:
         self.report.run = {"harness": choice.label, "kind": choice.kind, "args": _run_args(config)}
         try:
             transport = transport_for(choice, settings)
-            if isinstance(transport, Stdio):
-                transport.deadline = self.deadline
+            if isinstance(transport, Stdio) and self.deadline_s is not None:
+                # The child's calls wait in real time, whatever clock the run counts with.
+                transport.deadline = time.monotonic() + self.deadline_s - self.elapsed()
             self.transport = transport
             self.profile = handshake(transport, choice)
         except HarnessLoadError as exc:
@@ -204,8 +209,11 @@ class _State:
 
     def harness_gone(self, error: HarnessCallError) -> bool:
         """Whether ``error`` says the harness is dead or the run's deadline has passed."""
-        late = self.deadline is not None and time.monotonic() >= self.deadline
-        return isinstance(error, HarnessDead) or late
+        return isinstance(error, HarnessDead) or self.past_deadline()
+
+    def elapsed(self) -> float:
+        """Seconds since the session started, on the run's clock."""
+        return self.clock() - self.started
 
     def write_reports(self) -> None:
         """The JSON and Markdown reports, if asked for; always whole, even for a cut-short run."""
@@ -358,7 +366,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "needs(*capabilities, options=[…]): what a case needs")
     state = _State(config)
     config.stash[STATE] = state
-    config.pluginmanager.register(_Recorder(state), "conformance-recorder")
+    config.pluginmanager.register(state.recorder, "conformance-recorder")
+    config.pluginmanager.register(outcomes, "conformance-outcomes")
     directory = config.getoption("conformance_snapshots")
     ConformanceSnapshots.directory = (
         Path(directory).resolve() if directory else default_snapshot_dir()
@@ -391,7 +400,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Start the clock; a SIGTERM ends the run as an interruption, so the report is written."""
-    session.config.stash[STATE].started = time.monotonic()
+    state = session.config.stash[STATE]
+    state.started = state.clock()
     if hasattr(signal, "SIGTERM") and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         with contextlib.suppress(ValueError):  # not the main thread
             signal.signal(signal.SIGTERM, _interrupt)
@@ -611,7 +621,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if case_id is None:
         return
     state = item.config.stash[STATE]
-    if state.deadline is not None and time.monotonic() >= state.deadline:
+    if state.past_deadline():
         state.report.incomplete(
             f"the run's deadline ({item.config.getoption('conformance_deadline'):g} s) passed"
         )
@@ -692,10 +702,16 @@ def pytest_runtest_makereport(
                 v.to_json() for v in ConformanceFailure(judge.violations).violations
             ]
             data["calls"] = [record.to_json() for record in judge.calls]
-        report.user_properties.append((DATA, json.loads(scrub(json.dumps(data)))))
+        data = json.loads(scrub(json.dumps(data)))
+        if state.baseline is not None and not hasattr(report, "wasxfail"):
+            mark_known(report, case_id, data, state.baseline, state.strict_baseline)
+        report.user_properties.append((DATA, data))
     elif report.when == "setup" and report.failed:
-        report.user_properties.append((DATA, {"rules": case_rules(item)}))
-    if report.failed and report.when in ("setup", "call"):
+        data = {"rules": case_rules(item)}
+        if state.baseline is not None:
+            mark_known(report, case_id, data, state.baseline, state.strict_baseline)
+        report.user_properties.append((DATA, data))
+    if report.failed and report.when in ("setup", "call") and "advice" not in data_of(report):
         report.sections.append(("conformance case", f"{case_id}: {_summary(item)}"))
         excinfo = call.excinfo
         if (
@@ -706,6 +722,12 @@ def pytest_runtest_makereport(
             # The verdict is the failure: sentences, then the calls; no traceback of ours.
             report.longrepr = scrub(verdict_text(case_id, excinfo.value, judge))
     return report
+
+
+def data_of(report: pytest.TestReport) -> dict[str, Any]:
+    """The verdict data a case's phase carries (empty for none)."""
+    found = dict(report.user_properties).get(DATA)
+    return cast(dict[str, Any], found) if isinstance(found, dict) else {}
 
 
 def _redact(report: pytest.TestReport) -> None:
@@ -726,90 +748,6 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
         state.client.watch = None
 
 
-class _Recorder:
-    """Per-run plugin object: ``pytest_runtest_logreport`` is not given the config."""
-
-    def __init__(self, state: _State) -> None:
-        self.state = state
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Fold each phase into the report (and keep the verdict data out of JUnit)."""
-        properties = dict(report.user_properties)
-        data = cast(JsonObject | None, properties.get(DATA))
-        if not hasattr(self.state.config, "workerinput"):  # an xdist worker passes it on
-            report.user_properties = [p for p in report.user_properties if p[0] != DATA]
-        case_id = properties.get("case_id")
-        if not case_id:
-            if report.failed:
-                self.state.other_failures += 1
-            return
-        verdict = _outcome(report)
-        if verdict is None:
-            return
-        outcome, message = verdict
-        verdicts = (data or {}).get("verdicts") or []
-        if outcome == "failed" and verdicts:
-            message = verdicts[0]["verdict"]  # the first violation, disk first, is the one line
-        self.state.report.add(str(case_id), outcome, message, data)
-        if data and data.get("rules"):
-            self.state.report.cases[str(case_id)].rules = list(data["rules"])
-
-
-def _outcome(report: pytest.TestReport) -> tuple[str, str | None] | None:
-    """What one phase says about its case: (outcome, message), or None for nothing."""
-    if report.when != "call" and report.outcome == "passed":
-        return None
-    if report.skipped and hasattr(report, "wasxfail"):
-        reason = str(report.wasxfail)
-        outcome = "recommended-fail" if reason.startswith("recommended") else "expected-fail"
-        return outcome, _first_line(report) if outcome == "recommended-fail" else reason or None
-    if report.failed:
-        return "failed", _first_line(report)
-    if report.skipped:
-        reason = _skip_reason(report) or ""
-        if reason.startswith(NOT_APPLICABLE):
-            return "not-applicable", reason
-        if reason.startswith(NOT_RUN):
-            return "not-run", reason
-        return "skipped", reason
-    return "passed", None
-
-
-def _first_line(report: pytest.TestReport) -> str:
-    longrepr = report.longrepr
-    crash = getattr(longrepr, "reprcrash", None)
-    text = getattr(crash, "message", None) or str(longrepr)
-    text = re.sub(r"^(?:conformance\.verdict\.)?ConformanceFailure: ", "", text.strip())
-    text = text.removeprefix("AssertionError: ")
-    phase = "" if report.when == "call" else f"[{report.when}] "
-    return phase + (text.strip().splitlines() or ["failed"])[0]
-
-
-def _skip_reason(report: pytest.TestReport) -> str | None:
-    longrepr = report.longrepr
-    if isinstance(longrepr, tuple) and len(longrepr) == 3:
-        return str(longrepr[2]).removeprefix("Skipped: ")
-    return None
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_report_teststatus(
-    report: pytest.TestReport, config: pytest.Config
-) -> Generator[None, object, object]:
-    """Show the case ID beside the verbose status word: ``PASSED [REM-001]``."""
-    result = yield
-    case_id = dict(report.user_properties).get("case_id")
-    # Skips are folded together in pytest's summary: an ID there would name only the first.
-    if case_id and isinstance(result, tuple) and len(result) == 3 and not report.skipped:
-        category, letter, word = result
-        if isinstance(word, tuple):
-            return category, letter, (f"{word[0]} [{case_id}]", word[1])
-        if word:
-            return category, letter, f"{word} [{case_id}]"
-    return result
-
-
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Complete the report — also for a run cut short — write it, and set the exit status.
@@ -826,7 +764,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     if not report.harness:  # an xdist controller collects nothing: ask the harness now
         report.harness = state.connect().profile.to_json()
-    report.duration_s = time.monotonic() - state.started
+    report.duration_s = state.elapsed()
     for case_id in state.selected:
         if case_id not in report.cases:
             report.add(case_id, "not-run", f"{NOT_RUN}the run ended first", None)
@@ -843,12 +781,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     elif any(r.outcome == "not-run" for r in report.cases.values()):
         report.incomplete("the run stopped before every case ran (-x or --maxfail?)")
     if state.baseline is not None:
-        state.baseline.apply(
-            report, strict_new=bool(config.getoption("conformance_baseline_strict"))
-        )
+        state.baseline.apply(report, strict_new=state.strict_baseline)
     state.write_reports()
     ours = report.exit_status()
-    if state.other_failures:
+    if state.recorder.other_failures:
         return  # a test that is not a case failed in the same run: pytest's status stands
     if session.exitstatus == pytest.ExitCode.OK or (
         session.exitstatus == pytest.ExitCode.TESTS_FAILED and session.testsfailed

@@ -81,6 +81,8 @@ class CaseResult:
     verdicts: list[JsonObject] = field(default_factory=list)
     calls: list[JsonObject] = field(default_factory=list)
     baseline: str | None = None
+    baseline_advice: str | None = None
+    """For a stale baseline entry: what to remove, level by level."""
 
     def record(self, outcome: str, message: str | None, data: JsonObject | None = None) -> None:
         """Fold in one phase's verdict: the worse outcome wins."""
@@ -108,6 +110,8 @@ class CaseResult:
             entry["calls"] = self.calls
         if self.baseline is not None:
             entry["baseline"] = self.baseline
+        if self.baseline_advice is not None:
+            entry["baselineAdvice"] = self.baseline_advice
         return entry
 
 

@@ -55,9 +55,28 @@ def render(report: Report) -> str:
             out.append(f"- **{result.id}** ({', '.join(f'`{r}`' for r in result.rules)})")
             verdicts = [v["verdict"] for v in result.verdicts] or [result.message or "failed"]
             out += [f"  - {_escape(v.splitlines()[0])}" for v in verdicts]
-    stale = report.stale()
+    expected = [r for r in report.ordered() if r.outcome in ("expected-fail", "recommended-fail")]
+    if expected:
+        out += ["", "### Expected failures", ""]
+        if report.baseline is not None:
+            out += [f"Known from the baseline `{report.baseline.get('path')}` or declared; "
+                    "they do not fail the run.", ""]  # fmt: skip
+        for result in expected:
+            why = "recommended" if result.outcome == "recommended-fail" else "expected"
+            verdict = (result.verdicts[0]["verdict"] if result.verdicts else result.message) or why
+            out.append(f"- **{result.id}** ({why}): {_escape(verdict.splitlines()[0])}")
+    stale = [r for r in report.ordered() if r.baseline == "stale"]
     if stale:
-        out += ["", f"**Stale baseline entries** (these now pass; remove them): {', '.join(stale)}"]
+        out += ["", "### Stale baseline entries (they fail the run)", ""]
+        out += [f"- {_escape(r.baseline_advice or r.id + ' now passes')}" for r in stale]
+    not_applicable = Counter(
+        (r.message or "").removeprefix("not applicable: ")
+        for r in report.cases.values()
+        if r.outcome == "not-applicable"
+    )
+    if not_applicable:
+        out += ["", "### Not applicable", "", "The harness does not declare what they need:", ""]
+        out += [f"- {n} cases: {_escape(why)}" for why, n in sorted(not_applicable.items())]
     out += ["", f"Duration: {report.duration_s:.2f} s.", ""]
     return "\n".join(out)
 

@@ -70,7 +70,7 @@ def lines(report: Report) -> list[str]:
         out += ["", "not applicable (the harness does not declare what they need):"]
         out += [f"  {n:>3} cases: {why}" for why, n in sorted(not_applicable.items())]
     if report.baseline is not None:
-        out += ["", _baseline_line(report)]
+        out += ["", *_baseline_line(report).splitlines()]
     if not report.complete:
         not_run = sum(1 for r in report.cases.values() if r.outcome == "not-run")
         out += ["", f"INCOMPLETE: {report.reason} ({not_run} cases not run)"]
@@ -101,10 +101,12 @@ def _one_line(message: str | None, width: int = 220) -> str:
 def _baseline_line(report: Report) -> str:
     info = report.baseline or {}
     parts = [f"baseline {info.get('path')}: {info.get('listed', 0)} known failures"]
-    stale = report.stale()
-    if stale:
-        parts.append(f"STALE (now pass, remove them): {', '.join(stale)}")
     new = [r.id for r in report.ordered() if r.baseline == "new"]
     if new:
         parts.append(f"{len(new)} cases new since the baseline")
-    return "; ".join(parts)
+    stale = [r for r in report.ordered() if r.baseline == "stale"]
+    lines = ["; ".join(parts)]
+    if stale:
+        lines.append(f"STALE baseline entries ({len(stale)}, they fail the run):")
+        lines += [f"  {r.baseline_advice or r.id + ' now passes'}" for r in stale]
+    return "\n".join(lines)
