@@ -42,7 +42,7 @@ def mark_known(
         first = verdicts[0]["verdict"] if verdicts else _first_line(report)
         report.outcome = "skipped"
         where = "new since the baseline" if decision.status == "new" else "in the baseline"
-        report.wasxfail = f"{KNOWN}{case_id} ({where}): {first.splitlines()[0]}"  # type: ignore[attr-defined]
+        report.wasxfail = f"{KNOWN}{case_id} ({where}): {first.splitlines()[0]}"
         data["outcome"] = "expected-fail"
     if decision.status == "stale":
         advice = decision.advice(case_id)

@@ -15,9 +15,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import re
 import shutil
 import signal
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Generator
@@ -79,6 +81,8 @@ class _State:
         self.deadline_s: float | None = None
         self.baseline: Baseline | None = None
         self.strict_baseline = False
+        self.notes: list[str] = []
+        """Lines for the end of the terminal summary: what the run did not do, and why."""
         self.wording = Wording()
         self.levels = frozenset(LEVELS)
         self.scratch: Path | None = None
@@ -167,7 +171,10 @@ class _State:
         (self.scratch / "tmp").mkdir()
         trace_path = config.getoption("conformance_trace")
         if trace_path:
-            self.trace = Trace(trace_path, {"harness": choice.label, "args": _run_args(config)})
+            self.trace = Trace(
+                trace_path,
+                {"harness": choice.label, "args": _run_args(config), "cwd": os.getcwd()},
+            )
         validator = None
         if config.getoption("conformance_validate"):
             from conformance.harness.schema import validator_for_answers  # noqa: PLC0415
@@ -183,7 +190,8 @@ class _State:
             trace=self.trace,
             validator=validator,
         )
-        self.report.run = {"harness": choice.label, "kind": choice.kind, "args": _run_args(config)}
+        self.report.run = {"harness": choice.label, "kind": choice.kind, "args": _run_args(config),
+                           "cwd": os.getcwd()}  # fmt: skip
         try:
             transport = transport_for(choice, settings)
             if isinstance(transport, Stdio) and self.deadline_s is not None:
@@ -347,7 +355,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="compare with (and --snapshot-update into) your own snapshot directory",
     )
     add("--conformance-list-cases", action="store_true",
-        help="print the table of case IDs (markdown) instead of running them")  # fmt: skip
+        help="print the cases selected (-k, --conformance-case) to stdout instead of running "
+             "them")  # fmt: skip
+    add("--conformance-list-format", choices=("markdown", "json"), default="markdown",
+        help="with --conformance-list-cases: a Markdown table or JSON (python -m conformance "
+             "takes --format)")  # fmt: skip
     parser.addini("conformance_harness", "harness under test (as --harness)", default="")
     parser.addini("conformance_harness_cmd", "harness command (as --harness-cmd)", default="")
     parser.addini("conformance_level", "as --conformance-level", default="")
@@ -477,9 +489,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 f"{', '.join(retired)}"
             )
     if config.getoption("conformance_list_cases"):
-        config.hook.pytest_deselected(items=list(items))
-        items[:] = []
-        return
+        return  # listed once -k has deselected too (pytest_collection_finish); nothing runs
     client = state.connect()
     _guard_snapshot_update(config, state)
     explicit_seed = config.getoption("hypothesis_seed", None) is not None
@@ -560,9 +570,17 @@ def another_client(config: pytest.Config) -> Client | None:
     return Client(transport, client.profile, client.wording)
 
 
+SNAPSHOTS_NEED_LOOP: Final = (
+    "--snapshot-update wrote nothing: the pinned transcripts are the scenario cases' (SCN), "
+    "which need the loop capability, and this harness does not declare it"
+)
+
+
 def _guard_snapshot_update(config: pytest.Config, state: _State) -> None:
     if not getattr(config.option, "update_snapshots", False):
         return
+    if state.profile is not None and not state.profile.has("loop"):
+        state.notes.append(SNAPSHOTS_NEED_LOOP)
     name = state.profile.name if state.profile is not None else None
     if not config.getoption("conformance_snapshots") and name != DEFAULT_HARNESS:
         raise pytest.UsageError(
@@ -586,6 +604,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     config = session.config
     state = config.stash[STATE]
     if not state.case_items:
+        return
+    if config.getoption("conformance_list_cases"):
+        chosen = {i.nodeid: i for i in session.items}
+        listed = {c: i for c, i in state.case_items.items() if i.nodeid in chosen}
+        sys.stdout.write(case_listing(listed, config.getoption("conformance_list_format")))
+        sys.stdout.flush()
+        config.hook.pytest_deselected(items=list(session.items))
+        session.items[:] = []
         return
     # Only now is the selection final (-k and -m deselect after our collection hook).
     state.selected = [c for c in (_case_id(i) for i in session.items if _is_case(i)) if c]
@@ -759,6 +785,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if config.getoption("conformance_list_cases") and state.case_items:
         session.exitstatus = pytest.ExitCode.OK  # listing ran no test on purpose
         return
+    if config.option.collectonly:
+        return  # nothing ran, nothing to judge: pytest's listing and status stand
     report = state.report
     if exitstatus == pytest.ExitCode.USAGE_ERROR or (not state.selected and not report.cases):
         return
@@ -802,15 +830,14 @@ def pytest_terminal_summary(
     if exitstatus == pytest.ExitCode.USAGE_ERROR:
         return
     if config.getoption("conformance_list_cases"):
-        terminalreporter.write_sep("=", "conformance cases")
-        for line in case_table(state.case_items):
-            terminalreporter.write_line(line)
         return
-    if not state.report.cases:
+    if not state.report.cases or config.option.collectonly:
         return
     terminalreporter.write_sep("=", "harness conformance")
     for line in terminal.lines(state.report):
         terminalreporter.write_line(scrub(line))
+    for note in state.notes:
+        terminalreporter.write_line(f"NOTE: {note}")
 
 
 def case_table(items: dict[str, pytest.Item]) -> list[str]:
@@ -820,6 +847,18 @@ def case_table(items: dict[str, pytest.Item]) -> list[str]:
         rules = ", ".join(f"`{r}`" for r in case_rules(items[case_id]))
         rows.append(f"| {case_id} | {area_of(case_id)} | {rules} | {_summary(items[case_id])} |")
     return rows
+
+
+def case_listing(items: dict[str, pytest.Item], form: str) -> str:
+    """The cases as ``--conformance-list-cases`` prints them: a Markdown table, or JSON."""
+    if form == "json":
+        rows = [
+            {"id": case_id, "area": area_of(case_id), "rules": case_rules(items[case_id]),
+             "summary": _summary(items[case_id])}
+            for case_id in sorted(items, key=sort_key)
+        ]  # fmt: skip
+        return json.dumps({"cases": rows}, indent=2, ensure_ascii=False) + "\n"
+    return "\n".join(case_table(items)) + "\n"
 
 
 def _summary(item: pytest.Item) -> str:

@@ -15,7 +15,9 @@ import pytest
 from tests.suite import REPO, case_of, cases, fixture, outcomes, report, run_suite
 
 
-def hostile_run(*args: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], dict[str, object]]:
+def hostile_run(
+    *args: str, cwd: Path
+) -> tuple[subprocess.CompletedProcess[str], dict[str, object]]:
     """Run the suite on a hostile harness: it must end, failed, with a whole report.
 
     How long that takes is measured by ``bench/bench_isolation.py``, not asserted here.

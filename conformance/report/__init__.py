@@ -203,6 +203,11 @@ def load_report(path: str) -> JsonObject:
         raise ValueError(f"report {path}: cannot be read: {exc.strerror}") from None
     except ValueError as exc:
         raise ValueError(f"report {path}: not JSON: {exc}") from None
+    if isinstance(data, dict) and data.get("format") == 1 and "failures" in data:
+        raise ValueError(
+            f"report {path}: is a baseline (python -m conformance baseline writes one), not "
+            "the JSON report of a run: pass the file written by --conformance-report"
+        )
     if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
         raise ValueError(f"report {path}: not a conformance report (no cases list)")
     for case in data["cases"]:

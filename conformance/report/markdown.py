@@ -27,8 +27,8 @@ def render(report: Report) -> str:
         out += ["", f"> **Incomplete run:** {report.reason}"]
     out += [
         "",
-        "| area | passed | failed | expected | n/a | behaviour | wording |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| area | passed | failed | expected | n/a | not run | behaviour | wording |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     by_area: dict[str, list[CaseResult]] = {}
     for result in report.cases.values():
@@ -45,10 +45,10 @@ def render(report: Report) -> str:
             else "{}/{}".format(*level_counts(results, "wording"))
         )
         out.append(
-            f"| {area} | {counts['passed']} | {counts['failed'] + counts['not-run']} | "
-            f"{counts['expected-fail']} | {counts['not-applicable']} | {behaviour} | {wording} |"
+            f"| {area} | {counts['passed']} | {counts['failed']} | {counts['expected-fail']} | "
+            f"{counts['not-applicable']} | {counts['not-run']} | {behaviour} | {wording} |"
         )
-    failed = [r for r in report.ordered() if r.outcome in ("failed", "not-run")]
+    failed = [r for r in report.ordered() if r.outcome == "failed"]
     if failed:
         out += ["", "### Failed cases", ""]
         for result in failed:

@@ -6,8 +6,8 @@ from collections import Counter
 
 from conformance.report import AREAS, Report, area_of, level_counts
 
-_COLUMNS = ("passed", "failed", "expected-fail", "not-applicable", "skipped")
-_HEADS = ("passed", "failed", "xfail", "n/a", "skip")
+_COLUMNS = ("passed", "failed", "expected-fail", "not-applicable", "skipped", "not-run")
+_HEADS = ("passed", "failed", "xfail", "n/a", "skip", "not run")
 
 
 def describe_harness(harness: dict[str, object]) -> list[str]:
@@ -36,7 +36,7 @@ def lines(report: Report) -> list[str]:
         f"{report.suite['version']}    spec: {report.spec}    level: {level}",
         *describe_harness(harness),
         "",
-        f"{'area':<19}" + "".join(f"{h:>7}" for h in _HEADS) + f"{'behaviour':>11}{'wording':>9}",
+        f"{'area':<19}" + "".join(f"{h:>8}" for h in _HEADS) + f"{'behaviour':>11}{'wording':>9}",
     ]
     by_area: dict[str, list] = {}  # type: ignore[type-arg]
     for result in report.cases.values():
@@ -48,7 +48,6 @@ def lines(report: Report) -> list[str]:
         if not results:
             continue
         counts = Counter(r.outcome for r in results)
-        counts["failed"] += counts["not-run"]
         total.update(counts)
         all_results += results
         out.append(_row(area, counts, results, report.level))
@@ -79,7 +78,7 @@ def lines(report: Report) -> list[str]:
 
 
 def _row(name: str, counts: Counter[str], results: list, level: str) -> str:  # type: ignore[type-arg]
-    cells = "".join(f"{counts[column]:>7}" for column in _COLUMNS)
+    cells = "".join(f"{counts[column]:>8}" for column in _COLUMNS)
     behaviour = "{}/{}".format(*level_counts(results, "behaviour"))
     wording = "-" if level == "behaviour" else "{}/{}".format(*level_counts(results, "wording"))
     return f"{name:<19}{cells}{behaviour:>11}{wording:>9}"
