@@ -113,16 +113,20 @@ def run(args: Sequence[str]) -> int:
     extra = found.args()
     if "--conformance-list-cases" in args:
         listing = _take_value(args, "--format") or "markdown"
-        extra += ["--conformance-list-format", listing, "-p", "no:terminal"]
+        extra += ["--conformance-list-format", listing]
     own_temp = None
     if not any(a == "--basetemp" or a.startswith("--basetemp=") for a in args):
         own_temp = tempfile.mkdtemp(prefix="conformance-run-")
         extra += ["--basetemp", own_temp]
     if not _names(args, "-p", "no:cacheprovider") and not _names(args, "-o", "cache_dir"):
         extra += ["-o", f"cache_dir={cache_dir(args)}"]
+    stdout = sys.stdout
+    if "--conformance-list-cases" in args:
+        sys.stdout = sys.stderr  # pytest's own lines; the listing alone goes to stdout
     try:
         return int(pytest.main([*_BASE, *extra, *args]))
     finally:
+        sys.stdout = stdout
         if own_temp is not None:
             shutil.rmtree(own_temp, ignore_errors=True)
 

@@ -608,8 +608,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if config.getoption("conformance_list_cases"):
         chosen = {i.nodeid: i for i in session.items}
         listed = {c: i for c, i in state.case_items.items() if i.nodeid in chosen}
-        sys.stdout.write(case_listing(listed, config.getoption("conformance_list_format")))
-        sys.stdout.flush()
+        # The process's own stdout: ``python -m conformance`` sends pytest's lines to stderr
+        # while it lists, so the listing can be redirected into a file alone.
+        out = sys.__stdout__ or sys.stdout
+        out.write(case_listing(listed, config.getoption("conformance_list_format")))
+        out.flush()
         config.hook.pytest_deselected(items=list(session.items))
         session.items[:] = []
         return
