@@ -49,6 +49,7 @@ from conformance.report import AREAS, Report, area_of, sort_key, terminal
 from conformance.report import markdown as markdown_report
 from conformance.rules import rule_book, spec_version
 from conformance.secrets import RunSecrets, plant_run_secrets, scrub, unplant
+from conformance.settings import user_cache_dir
 from conformance.snapshots import ConformanceSnapshots, default_snapshot_dir
 from conformance.spec import Wording, WordingError
 from conformance.verdict import LEVELS, ConformanceFailure, Judge, Violation, verdict_text
@@ -393,12 +394,22 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _keep_hypothesis_out_of_the_working_directory(state: _State) -> None:
-    """Hypothesis writes ``.hypothesis/`` where the run started unless told otherwise."""
+    """Hypothesis writes ``.hypothesis/`` where the run started unless told otherwise.
+
+    Its home is the user's cache directory: what it keeps there (the Unicode category table, the
+    constants it harvests from each module's source) is the same on every run, so the next run
+    need not compute it again. The profiles keep no example database, so verdicts never depend
+    on what an earlier run found.
+    """
     from hypothesis import configuration  # noqa: PLC0415
 
-    home = Path(tempfile.mkdtemp(prefix="conformance-hypothesis-"))
+    home = user_cache_dir() / "hypothesis"
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+    except OSError:  # no writable cache directory: a private one, removed afterwards
+        home = Path(tempfile.mkdtemp(prefix="conformance-hypothesis-"))
+        state.cleanup.append(home)
     configuration.set_hypothesis_home_dir(home)
-    state.cleanup.append(home)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -190,3 +191,12 @@ def test_snapshot_update_on_a_harness_without_loop_says_why_nothing_was_written(
         "cases' (SCN), which need the loop capability, and this harness does not declare it" \
         in done.stdout  # fmt: skip
     assert not snaps.exists() or not any(snaps.iterdir())
+
+
+def test_the_markdown_summary_says_why_cases_do_not_apply(tmp_path: Path) -> None:
+    path = tmp_path / "summary.md"
+    run_suite("--harness", TOOLS_ONLY, "-k", "LOOP-01 or DRV", "--conformance-report-md", str(path),
+              cwd=tmp_path)  # fmt: skip
+    text = path.read_text()
+    assert "### Not applicable" in text
+    assert re.search(r"^- \d+ cases: needs the loop capability$", text, re.M), text
