@@ -81,9 +81,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if any(a in ("-h", "--help") for a in args):
         print(USAGE)
         sys.stdout.flush()
+    from conformance.settings import SettingsError  # noqa: PLC0415
+
     try:
         return run(args)
-    except ValueError as exc:
+    except SettingsError as exc:  # the suite's settings, before pytest starts
         print(f"ERROR: {exc}", file=sys.stderr)
         return USAGE_ERROR
 
@@ -151,7 +153,9 @@ def _take_value(args: list[str], flag: str) -> str | None:
     for i, arg in enumerate(args):
         if arg == flag:
             if i + 1 == len(args):
-                raise ValueError(f"{flag} needs a value")
+                from conformance.settings import SettingsError  # noqa: PLC0415
+
+                raise SettingsError(f"{flag} needs a value")
             value = args[i + 1]
             del args[i : i + 2]
             return value

@@ -258,7 +258,9 @@ def test_failed_cases_are_listed_with_one_verdict_each(tmp_path: Path) -> None:
                      cwd=tmp_path, profile="triage")  # fmt: skip
     assert done.returncode == 1
     summary = done.stdout.split("= harness conformance =", 1)[1]
-    assert re.search(r"^derive_messages\s+3\s+2\s+0\s+0\s+0\s+0\s+3/5\s+0/0$", summary, re.M), summary
+    assert re.search(r"^derive_messages\s+3\s+2\s+0\s+0\s+0\s+0\s+3/5\s+0/0$", summary, re.M), (
+        summary
+    )
     failed = re.findall(r"^  (DRV-\d{3}) +(.*)$", summary, re.M)
     assert [case for case, _ in failed] == ["DRV-001", "DRV-002"]
     assert failed[0][1].startswith("derive_messages was [")

@@ -27,7 +27,6 @@ nox.options.default_venv_backend = "venv"
 nox.options.sessions = ["conformance"]
 
 
-
 def _suite() -> str:
     """Where the suite is installed from (see the module docstring)."""
     given = os.environ.get("HARNESS_CONFORMANCE_SOURCE")
