@@ -1,12 +1,19 @@
-"""Benchmark a full conformance run against the reference: wall time and time per case.
+"""Benchmark a default conformance run against an empty pytest run with the same plugins.
 
-Run: ``python bench/bench_conformance.py [--runs N] [--profile default|ci]
-[--transport stdio|in-process|both]``. Not a test: it prints numbers and never asserts. Each run
-is a fresh ``python -m conformance`` process (so the wall time includes interpreter and pytest
-start-up); per-case times come from ``--junitxml``. With ``both`` (the default) it alternates
-the two transports run by run and prints the ratio of their medians.
-Targets on a 2-core machine: a default run ≤ 5 s, a ``ci`` run ≤ 60 s, and the harness in its
-own process (stdio, the default) ≤ 1.5× the in-process run.
+Run: ``python bench/bench_conformance.py [--runs N] [--profile default|ci]``. Not a test: it
+prints a table and never asserts. Every round runs, back to back and in a rotating order:
+
+* **empty** — ``EMPTY_COMMAND`` below: pytest with the same configuration and every plugin the
+  suite loads (the conformance plugin by its entry point, syrupy, hypothesis, xdist, …) over a
+  module with no tests — what any pytest run pays before the first test;
+* **stdio** — ``python -m conformance -q``: the default run, the reference in its own process;
+* **in-process** — the same with ``--conformance-in-process``.
+
+The ratios are medians of per-round ratios (paired), so the machine's drift between rounds
+cancels out. Children run with bytecode caching on, as an installed package has it (this
+machine's environment sets ``PYTHONDONTWRITEBYTECODE``), after one warm-up round. Targets on a
+2-core machine: default run ≤ 4× the empty run, stdio ≤ 1.3× in process. Run it under
+``flock /tmp/heavy.lock`` when others share the machine.
 """
 
 from __future__ import annotations
@@ -20,63 +27,87 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Final
+
+import conformance
+
+RUN_INI: Final = Path(conformance.__file__).parent / "run.ini"
+EMPTY_COMMAND: Final = (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c",
+                        str(RUN_INI), "--rootdir", "{tmp}", "{tmp}/test_empty.py")  # fmt: skip
+SUITE_COMMAND: Final = (sys.executable, "-m", "conformance", "-q", "-p", "no:cacheprovider")
+KINDS: Final = ("empty", "stdio", "in-process")
 
 
-def one_run(profile: str, transport: str) -> tuple[float, dict[str, float]]:
-    """Wall seconds of one full run, and seconds per case (by case ID)."""
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CI"))}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def one_run(kind: str, profile: str) -> tuple[float, dict[str, float]]:
+    """Wall seconds of one run of ``kind``, and seconds per case (by case ID) for suite runs."""
     with tempfile.TemporaryDirectory() as tmp:
-        xml = Path(tmp) / "junit.xml"
-        command = [sys.executable, "-m", "conformance", "-q", "-p", "no:cacheprovider"]
-        command += ["--hypothesis-profile", profile, f"--junitxml={xml}"]
-        if transport == "in-process":
-            command.append("--conformance-in-process")
+        if kind == "empty":
+            Path(tmp, "test_empty.py").write_text('"""No tests: pytest\'s fixed cost."""\n')
+            command = [part.format(tmp=tmp) for part in EMPTY_COMMAND]
+            expected = {5}  # no tests collected
+        else:
+            xml = Path(tmp) / "junit.xml"
+            command = [*SUITE_COMMAND, "--hypothesis-profile", profile, f"--junitxml={xml}"]
+            command += ["--conformance-in-process"] if kind == "in-process" else []
+            expected = {0}
         start = time.perf_counter()
-        done = subprocess.run(command, cwd=tmp, capture_output=True, text=True, check=False)
+        done = subprocess.run(command, cwd=tmp, env=_env(), capture_output=True, text=True,
+                              check=False)  # fmt: skip
         wall = time.perf_counter() - start
-        if done.returncode != 0:
-            raise SystemExit(f"the suite failed against the reference:\n{done.stdout[-2000:]}")
+        if done.returncode not in expected:
+            raise SystemExit(f"{kind}: exit {done.returncode}:\n{done.stdout[-2000:]}")
         per_case: dict[str, float] = {}
-        for case in ET.parse(xml).getroot().iter("testcase"):
-            props = {p.get("name"): p.get("value") for p in case.iter("property")}
-            per_case[str(props.get("case_id"))] = float(case.get("time", "0"))
+        if kind != "empty":
+            for case in ET.parse(xml).getroot().iter("testcase"):
+                props = {p.get("name"): p.get("value") for p in case.iter("property")}
+                per_case[str(props.get("case_id"))] = float(case.get("time", "0"))
     return wall, per_case
 
 
 def main() -> None:
-    """Print the wall time of full runs per transport and the slowest cases."""
+    """Print the paired table and the slowest cases."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--profile", default="default", choices=["default", "ci"])
-    parser.add_argument("--transport", default="both", choices=["stdio", "in-process", "both"])
     args = parser.parse_args()
-    transports = ["stdio", "in-process"] if args.transport == "both" else [args.transport]
-    walls: dict[str, list[float]] = {t: [] for t in transports}
+    for kind in KINDS:  # warm-up: bytecode caches written, files in the page cache
+        one_run(kind, args.profile)
+    walls: dict[str, list[float]] = {kind: [] for kind in KINDS}
     cases: list[dict[str, float]] = []
-    for _ in range(args.runs):
-        for transport in transports:  # alternated, so drift in the machine hits both alike
-            wall, per_case = one_run(args.profile, transport)
-            walls[transport].append(wall)
-            if transport == transports[0]:
+    for round_ in range(args.runs):
+        order = KINDS[round_ % 3 :] + KINDS[: round_ % 3]
+        for kind in order:
+            wall, per_case = one_run(kind, args.profile)
+            walls[kind].append(wall)
+            if kind == "stdio":
                 cases.append(per_case)
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpu, profile={args.profile}")
-    for transport, runs in walls.items():
-        print(
-            f"{transport:<10} full run, {len(cases[0])} cases, {args.runs} runs: wall median "
-            f"{statistics.median(runs):.2f} s (min {min(runs):.2f}, max {max(runs):.2f})"
-        )
-    if len(walls) == 2:
-        ratio = statistics.median(walls["stdio"]) / statistics.median(walls["in-process"])
-        print(f"stdio / in-process: {ratio:.2f}x")
-    median_case = {
-        case: statistics.median(run.get(case, 0.0) for run in cases) for case in cases[0]
+    ratio = {
+        "stdio": [s / e for s, e in zip(walls["stdio"], walls["empty"], strict=True)],
+        "in-process": [i / e for i, e in zip(walls["in-process"], walls["empty"], strict=True)],
     }
+    transport = [s / i for s, i in zip(walls["stdio"], walls["in-process"], strict=True)]
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpu, profile={args.profile}, "
+          f"{args.runs} paired rounds, {len(cases[0])} cases")  # fmt: skip
+    print("| run | wall median (s) | min | max | ÷ empty (paired median) | target |")
+    print("|---|---|---|---|---|---|")
+    targets = {"empty": "", "stdio": "≤ 4×", "in-process": ""}
+    for kind in KINDS:
+        runs = walls[kind]
+        over = f"{statistics.median(ratio[kind]):.2f}×" if kind in ratio else "1"
+        print(f"| {kind} | {statistics.median(runs):.2f} | {min(runs):.2f} | {max(runs):.2f} | "
+              f"{over} | {targets[kind]} |")  # fmt: skip
+    print(f"| stdio ÷ in-process | | | | {statistics.median(transport):.2f}× | ≤ 1.3× |")
+    median_case = {c: statistics.median(r.get(c, 0.0) for r in cases) for c in cases[0]}
     times = sorted(median_case.values())
-    print(
-        f"per case ({transports[0]}): median {statistics.median(times) * 1000:.1f} ms, "
-        f"sum {sum(times):.2f} s, max {max(times) * 1000:.0f} ms"
-    )
-    print("slowest cases:")
-    for case, seconds in sorted(median_case.items(), key=lambda kv: -kv[1])[:6]:
+    print(f"\nper case (stdio): median {statistics.median(times) * 1000:.1f} ms, "
+          f"sum {sum(times):.2f} s, max {max(times) * 1000:.0f} ms; slowest:")  # fmt: skip
+    for case, seconds in sorted(median_case.items(), key=lambda kv: -kv[1])[:8]:
         print(f"  {case:<9} {seconds * 1000:7.0f} ms")
 
 

@@ -1,73 +1,168 @@
 """``python -m conformance``: run the suite, and the tools around its reports.
 
-::
-
-    python -m conformance [pytest and suite options]     run the cases (against the reference
-                                                          unless a harness is named)
-    python -m conformance baseline REPORT.json            print a baseline of the run's failures
-    python -m conformance matrix A.json B.json -o OUT     write an HTML page comparing harnesses
-    python -m conformance replay REPORT_OR_TRACE CASE_ID  run one case again, the same way, traced
-
-A run writes nothing into the directory it was started from: pytest's cache is off, temporary
-workspaces live in a directory removed afterwards, and hypothesis keeps its files elsewhere.
+A run writes nothing into the directory it was started from: pytest's cache lives under the
+user's cache directory (one per harness, so ``--lf`` and ``--ff`` work), temporary workspaces
+live in a directory removed afterwards, and hypothesis keeps its files elsewhere. It reads no
+pytest configuration of the caller's project (``conformance/run.ini`` is its only ini file); its
+own settings come from ``[tool.harness-conformance]`` (``conformance.settings``).
 Bad input to a subcommand is one line naming the file and what is wrong, and exit status 4.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Final
 
-# The cases are collected from the installed package whatever the implementer's pytest
-# configuration says about test discovery.
-_BASE: Final = (
-    "-p",
-    "conformance.plugin",
-    "-p",
-    "no:cacheprovider",
-    "-o",
-    "python_files=test_*.py",
-    "-o",
-    "python_classes=Test*",
-    "-o",
-    "python_functions=test_*",
-    "--pyargs",
-    "conformance.cases",
-)
+import conformance
+
+USAGE: Final = """\
+usage: python -m conformance [options]                     run the cases (against the reference
+                                                            harness unless one is named)
+       python -m conformance COMMAND [--help] ...
+
+commands:
+  baseline REPORT.json            print a baseline of a run's failures (known failures)
+  matrix A.json [B.json …] -o OUT write an HTML page comparing harnesses
+  replay REPORT|TRACE CASE_ID     run one case again, the same way, traced
+
+common options (all of pytest's work too; listed below):
+  --harness MODULE:ATTR | --harness-cmd CMD | --harness-mcp CMD   the harness under test
+  --conformance-report PATH, --conformance-report-md PATH, --junitxml PATH   reports
+  --conformance-baseline FILE     known failures are expected, only new ones fail the run
+  --conformance-list-cases [--format markdown|json]   print the cases (honours -k and
+                                  --conformance-case) and run nothing
+  --conformance-config FILE       the suite's settings (default: [tool.harness-conformance]
+                                  in pyproject.toml)
+  --version                       the suite's, the spec's and the protocol's versions
+"""
+COMMAND_USAGE: Final = {
+    "baseline": "usage: python -m conformance baseline REPORT.json > conformance-baseline.json\n\n"
+    "Print a baseline (JSON) of the failures a JSON report records, keyed by case and level.",
+    "matrix": "usage: python -m conformance matrix A.json [B.json …] -o matrix.html\n\n"
+    "Write one HTML page comparing the JSON reports of several harnesses.",
+    "replay": "usage: python -m conformance replay REPORT.json|TRACE.jsonl CASE_ID [options]\n\n"
+    "Run one case again with the harness options the report or trace recorded (relative\n"
+    "files resolved against the directory of the report), verbose; extra options are added.",
+}
 USAGE_ERROR: Final = 4
+RUN_INI: Final = Path(conformance.__file__).parent / "run.ini"
+ROOT: Final = Path(conformance.__file__).parent.parent
+_BASE: Final = ("-p", "conformance.plugin", "-c", str(RUN_INI), "--rootdir", str(ROOT),
+                "--pyargs", "conformance.cases")  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
-    commands = {"baseline": _baseline, "matrix": _matrix, "replay": _replay}
+    commands: dict[str, Callable[[list[str]], int]] = {
+        "baseline": _baseline,
+        "matrix": _matrix,
+        "replay": _replay,
+    }
     if args and args[0] in commands:
+        if any(a in ("-h", "--help") for a in args[1:]):
+            print(COMMAND_USAGE[args[0]])
+            return 0
         try:
             return commands[args[0]](args[1:])
         except ValueError as exc:
             print(f"ERROR: {exc}", file=sys.stderr)
             return USAGE_ERROR
-    return run(args)
+    if "--version" in args:
+        print(version_text())
+        return 0
+    if any(a in ("-h", "--help") for a in args):
+        print(USAGE)
+        sys.stdout.flush()
+    from conformance.settings import SettingsError  # noqa: PLC0415
+
+    try:
+        return run(args)
+    except SettingsError as exc:  # the suite's settings, before pytest starts
+        print(f"ERROR: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+
+
+def version_text() -> str:
+    """``--version``: what a bug report needs to name."""
+    from conformance.harness.contract import PROTOCOL_VERSION  # noqa: PLC0415
+    from conformance.rules import spec_version  # noqa: PLC0415
+
+    return (
+        f"harness-conformance {conformance.__version__} (SPEC.md {spec_version()}, "
+        f"protocol {PROTOCOL_VERSION})"
+    )
 
 
 def run(args: Sequence[str]) -> int:
     """Run the suite with pytest; temporary directories are removed afterwards."""
     import pytest  # noqa: PLC0415 - imported late so the package is not rewritten-too-early
 
+    from conformance import settings  # noqa: PLC0415
+
+    args = list(args)
+    explicit = _take_value(args, "--conformance-config")
+    found = settings.read(Path.cwd(), explicit)
+    for note in found.notes:
+        print(f"NOTE: {note}", file=sys.stderr)
+    extra = found.args()
+    if "--conformance-list-cases" in args:
+        listing = _take_value(args, "--format") or "markdown"
+        extra += ["--conformance-list-format", listing]
     own_temp = None
-    extra: list[str] = []
     if not any(a == "--basetemp" or a.startswith("--basetemp=") for a in args):
         own_temp = tempfile.mkdtemp(prefix="conformance-run-")
-        extra = ["--basetemp", own_temp]
+        extra += ["--basetemp", own_temp]
+    if not _names(args, "-p", "no:cacheprovider") and not _names(args, "-o", "cache_dir"):
+        extra += ["-o", f"cache_dir={cache_dir(args)}"]
+    stdout = sys.stdout
+    if "--conformance-list-cases" in args:
+        sys.stdout = sys.stderr  # pytest's own lines; the listing alone goes to stdout
     try:
         return int(pytest.main([*_BASE, *extra, *args]))
     finally:
+        sys.stdout = stdout
         if own_temp is not None:
             shutil.rmtree(own_temp, ignore_errors=True)
+
+
+def cache_dir(args: Sequence[str]) -> Path:
+    """pytest's cache for a run: under the user's cache directory, one per harness."""
+    from conformance import settings  # noqa: PLC0415
+
+    chosen = [a for a in args if a.startswith(("--harness", "--conformance-in-process"))]
+    chosen += [args[i + 1] for i, a in enumerate(args[:-1]) if a.startswith("--harness")]
+    key = hashlib.sha256("\0".join(chosen).encode()).hexdigest()[:16] if chosen else "reference"
+    return settings.user_cache_dir() / "pytest" / key
+
+
+def _names(args: Sequence[str], flag: str, value: str) -> bool:
+    pairs = zip(args, [*args[1:], ""], strict=True)
+    return any(a == flag and b.startswith(value) for a, b in pairs) or f"{flag}{value}" in args
+
+
+def _take_value(args: list[str], flag: str) -> str | None:
+    """Remove ``flag VALUE`` (or ``flag=VALUE``) from ``args``; return VALUE."""
+    for i, arg in enumerate(args):
+        if arg == flag:
+            if i + 1 == len(args):
+                from conformance.settings import SettingsError  # noqa: PLC0415
+
+                raise SettingsError(f"{flag} needs a value")
+            value = args[i + 1]
+            del args[i : i + 2]
+            return value
+        if arg.startswith(flag + "="):
+            del args[i]
+            return arg.split("=", 1)[1]
+    return None
 
 
 def _baseline(args: list[str]) -> int:
@@ -97,19 +192,39 @@ def _matrix(args: list[str]) -> int:
     return 0
 
 
+FILE_OPTIONS: Final = ("--conformance-wording", "--harness-mcp-map", "--conformance-snapshots")
+
+
 def _replay(args: list[str]) -> int:
     if len(args) < 2:
         raise ValueError(
             "usage: python -m conformance replay REPORT.json|TRACE.jsonl CASE_ID [options]"
         )
     source, case_id, rest = args[0], args[1], args[2:]
-    recorded = _recorded_args(source)
-    kept = [a for a in recorded if a not in ("--conformance-case",)]
+    recorded, started = _recorded_args(source)
+    base = Path(started) if started else Path(source).resolve().parent
+    kept = _resolved(recorded, base)
+    if started and Path(started).is_dir():
+        # A Python harness named module:attr is imported the way the recorded run found it.
+        path = os.environ.get("PYTHONPATH")
+        os.environ["PYTHONPATH"] = started + (os.pathsep + path if path else "")
+        sys.path.insert(0, started)
     return run([*kept, "--conformance-case", case_id, "-v", *rest])
 
 
-def _recorded_args(source: str) -> list[str]:
-    """The harness options a report or a trace recorded."""
+def _resolved(recorded: list[str], base: Path) -> list[str]:
+    """The recorded options, with each relative file found where the recorded run found it."""
+    kept: list[str] = []
+    for i, arg in enumerate(recorded):
+        if arg == "--conformance-case" or (i and recorded[i - 1] == "--conformance-case"):
+            continue
+        relative = i and recorded[i - 1] in FILE_OPTIONS and not os.path.isabs(arg)
+        kept.append(str(base / arg) if relative else arg)
+    return kept
+
+
+def _recorded_args(source: str) -> tuple[list[str], str | None]:
+    """The harness options a report or a trace recorded, and the directory its run started in."""
     try:
         with open(source, encoding="utf-8") as handle:
             text = handle.read()
@@ -120,17 +235,22 @@ def _recorded_args(source: str) -> list[str]:
     except ValueError:
         data = None
     if isinstance(data, dict) and isinstance(data.get("run"), dict):
-        recorded = data["run"].get("args", [])
+        recorded, started = data["run"].get("args", []), data["run"].get("cwd")
     else:
         first = text.splitlines()[0] if text else ""
         try:
             header = json.loads(json.loads(first)["line"])
-            recorded = header["args"]
+            recorded, started = header["args"], header.get("cwd")
         except (ValueError, KeyError, TypeError):
+            if isinstance(data, dict) and data.get("failures") is not None:
+                raise ValueError(
+                    f"{source}: is a baseline, not a report or a trace (replay reads the JSON "
+                    "report of a run, --conformance-report, or its --conformance-trace)"
+                ) from None
             raise ValueError(f"{source}: neither a conformance report nor a trace") from None
     if not isinstance(recorded, list) or not all(isinstance(a, str) for a in recorded):
         raise ValueError(f"{source}: the recorded run options are malformed")
-    return recorded
+    return recorded, started if isinstance(started, str) else None
 
 
 if __name__ == "__main__":

@@ -3,8 +3,10 @@
 ``python -m conformance baseline REPORT.json > conformance-baseline.json`` writes the failures of
 a run, keyed by case and level, each with its one-line verdict, and the suite and spec version it
 was made with (and every case that existed then). ``--conformance-baseline FILE`` then marks those
-failures expected, and fails the run on a listed failure that now passes (a stale entry: remove
-it) and on any failure it does not list. A case added to the suite after the baseline is reported
+failures expected — in the suite's report and in pytest's own outcome (``xfail`` with the verdict
+as its reason), so JUnit and CI test views count them as expected — and fails the run on a
+listed failure that now passes (a stale entry: the advice names the level to remove) and on any
+failure it does not list. A case added to the suite after the baseline is reported
 as *new* and does not fail the run unless ``--conformance-baseline-strict`` asks it to; cases that
 do not apply never need an entry.
 
@@ -63,6 +65,37 @@ def make_baseline(report: JsonObject) -> JsonObject:
         "cases": sorted((c["id"] for c in report["cases"]), key=sort_key),
         "failures": dict(sorted(failures.items(), key=lambda kv: sort_key(kv[0]))),
     }
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a baseline says about one case's outcome."""
+
+    status: str | None
+    """``listed``, ``stale``, ``new`` or None (the baseline does not name the case)."""
+    expected: bool
+    """The case failed, and only where the baseline expects it to."""
+    stale_levels: tuple[str, ...] = ()
+    """Listed levels at which the case now passes."""
+    kept_levels: tuple[str, ...] = ()
+    """Listed levels at which it still fails."""
+    unjudged_levels: tuple[str, ...] = ()
+    """Listed levels this run did not judge (``--conformance-level behaviour``)."""
+
+    def advice(self, case_id: str) -> str:
+        """The action for a stale entry, level by level: never one that creates a failure."""
+        passing = " and ".join(self.stale_levels)
+        if not self.kept_levels and not self.unjudged_levels:
+            return f"{case_id} now passes at {passing}: remove its entry from the baseline"
+        keep = []
+        if self.kept_levels:
+            keep.append(f"{' and '.join(self.kept_levels)}, which it still fails")
+        if self.unjudged_levels:
+            keep.append(f"{' and '.join(self.unjudged_levels)}, not judged in this run")
+        return (
+            f"{case_id} now passes at {passing}: remove only its {passing} entry from the "
+            f"baseline (keep {'; keep '.join(keep)})"
+        )
 
 
 @dataclass(frozen=True)
@@ -132,37 +165,52 @@ class Baseline:
             notes.append(f"{old} was split since this baseline: its entry also covers {new}")
         return notes
 
+    def decide(
+        self, case_id: str, failed: bool, levels: dict[str, str], *, strict_new: bool
+    ) -> Decision:
+        """Judge one case: ``failed`` is its outcome, ``levels`` its outcome per level.
+
+        A part split off a listed case is listed under that case; neither is ever stale for
+        the split (the baseline was made before it).
+        """
+        source = self.carried().get(case_id)
+        if source is None and case_id not in self.known:
+            return Decision("new", failed and not strict_new)
+        entry = self.failures.get(source or case_id)
+        if entry is None:
+            return Decision(None, False)
+        failing = {level for level, outcome in levels.items() if outcome == "failed"}
+        if failed and not failing:
+            failing = {"behaviour"}
+        splits = source is not None or case_id in set(self.carried().values())
+        stale = () if splits else tuple(
+            level for level in LEVELS if level in entry and levels.get(level) == "passed"
+        )
+        kept = tuple(level for level in LEVELS if level in entry and level in failing)
+        unjudged = tuple(
+            level for level in LEVELS if level in entry and level not in stale and level not in kept
+        )
+        expected = failed and failing <= set(entry)
+        return Decision("stale" if stale else "listed", expected, stale, kept, unjudged)
+
     def apply(self, report: Report, *, strict_new: bool) -> None:
-        """Turn listed failures into expected ones, and flag stale entries and new cases."""
+        """Turn listed failures into expected ones, and flag stale entries and new cases.
+
+        Idempotent: a case pytest already reported as a known failure keeps that outcome.
+        """
         listed = 0
         carried = self.carried()
-        split = set(carried.values())
         for result in report.cases.values():
-            if result.id in carried:  # a part split off a listed case: listed under that case
-                inherited = self.failures[carried[result.id]]
-                result.baseline = "listed"
-                failed = {level for level, o in result.levels.items() if o == "failed"}
-                if result.outcome == "failed" and failed <= set(inherited):
-                    result.outcome = "expected-fail"
+            known_failure = result.outcome == "expected-fail" and result.baseline is not None
+            failed = result.outcome == "failed" or known_failure
+            decision = self.decide(result.id, failed, result.levels, strict_new=strict_new)
+            if decision.status is None:
                 continue
-            if result.id not in self.known:
-                result.baseline = "new"
-                if result.outcome == "failed" and not strict_new:
-                    result.outcome = "expected-fail"
-                continue
-            entry = self.failures.get(result.id)
-            if entry is None:
-                continue
-            listed += 1
-            result.baseline = "listed"
-            failed = {level for level, o in result.levels.items() if o == "failed"}
-            if result.outcome == "failed" and not failed:
-                failed = {"behaviour"}
-            if result.id not in split and any(
-                result.levels.get(level) == "passed" for level in entry
-            ):
-                result.baseline = "stale"
-            if result.outcome == "failed" and failed <= set(entry):
+            listed += decision.status != "new" and result.id not in carried
+            result.baseline = decision.status
+            if decision.status == "stale":
+                result.baseline_advice = decision.advice(result.id)
+            if result.outcome == "failed" and decision.expected:
                 result.outcome = "expected-fail"
         report.baseline = {
             "path": self.path,

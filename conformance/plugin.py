@@ -15,22 +15,24 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import re
 import shutil
 import signal
+import sys
 import tempfile
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any, Final, cast
 
 import pytest
 
 import conformance
-from conformance import display, hookspecs
+from conformance import display, hookspecs, outcomes
 from conformance.baseline import Baseline, BaselineError
 from conformance.client import Client
-from conformance.harness.contract import JsonObject, Profile
+from conformance.harness.contract import Profile
 from conformance.harness.loading import (
     DEFAULT_HARNESS,
     Choice,
@@ -42,10 +44,12 @@ from conformance.harness.loading import (
 )
 from conformance.harness.stdio import DEFAULT_MAX_ANSWER_BYTES, DEFAULT_TIMEOUT_S, Stdio, Trace
 from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
+from conformance.outcomes import DATA, NOT_APPLICABLE, NOT_RUN, Recorder, mark_known
 from conformance.report import AREAS, Report, area_of, sort_key, terminal
 from conformance.report import markdown as markdown_report
 from conformance.rules import rule_book, spec_version
 from conformance.secrets import RunSecrets, plant_run_secrets, scrub, unplant
+from conformance.settings import user_cache_dir
 from conformance.snapshots import ConformanceSnapshots, default_snapshot_dir
 from conformance.spec import Wording, WordingError
 from conformance.verdict import LEVELS, ConformanceFailure, Judge, Violation, verdict_text
@@ -54,9 +58,6 @@ CASES_PACKAGE: Final = "conformance.cases"
 CASES_DIR: Final = Path(conformance.__file__).parent / "cases"
 CASE_ID: Final = re.compile(r"^(?P<area>[A-Z]+)-\d{3}$")
 LEVEL_CHOICES: Final = ("all", "behaviour")
-NOT_APPLICABLE: Final = "not applicable: "
-NOT_RUN: Final = "not run: "
-DATA: Final = "conformance-data"
 
 
 class _State:
@@ -75,9 +76,14 @@ class _State:
         self.case_items: dict[str, pytest.Item] = {}
         self.selected: list[str] = []
         self.deselected = False
-        self.started = time.monotonic()
-        self.deadline: float | None = None
+        self.clock: Callable[[], float] = time.monotonic
+        """The run's clock (the project's tests drive a fake one to pass a deadline)."""
+        self.started = self.clock()
+        self.deadline_s: float | None = None
         self.baseline: Baseline | None = None
+        self.strict_baseline = False
+        self.notes: list[str] = []
+        """Lines for the end of the terminal summary: what the run did not do, and why."""
         self.wording = Wording()
         self.levels = frozenset(LEVELS)
         self.scratch: Path | None = None
@@ -85,7 +91,7 @@ class _State:
         self.judges: dict[str, Judge] = {}
         self.cleanup: list[Path] = []
         self.secrets: RunSecrets | None = None
-        self.other_failures = 0  # failed tests in the same run that are not cases
+        self.recorder = Recorder(self.report, worker=hasattr(config, "workerinput"))
 
     # -- configuration ----------------------------------------------------------------------
 
@@ -107,6 +113,7 @@ class _State:
             except WordingError as exc:
                 raise pytest.UsageError(str(exc)) from None
         baseline = config.getoption("conformance_baseline") or config.getini("conformance_baseline")
+        self.strict_baseline = bool(config.getoption("conformance_baseline_strict"))
         if baseline:
             try:
                 self.baseline = Baseline.load(baseline)
@@ -116,9 +123,11 @@ class _State:
             value = config.getoption(name)
             if value is not None and value <= 0:
                 raise pytest.UsageError(f"--{name.replace('_', '-')} must be positive, got {value}")
-        deadline = config.getoption("conformance_deadline")
-        if deadline is not None:
-            self.deadline = self.started + deadline
+        self.deadline_s = config.getoption("conformance_deadline")
+
+    def past_deadline(self) -> bool:
+        """Whether the run's deadline, counted from the session's start, has passed."""
+        return self.deadline_s is not None and self.clock() - self.started >= self.deadline_s
 
     def choose_harness(self) -> Choice:
         """The harness to test, first match wins (see ``harness.loading``)."""
@@ -163,7 +172,10 @@ class _State:
         (self.scratch / "tmp").mkdir()
         trace_path = config.getoption("conformance_trace")
         if trace_path:
-            self.trace = Trace(trace_path, {"harness": choice.label, "args": _run_args(config)})
+            self.trace = Trace(
+                trace_path,
+                {"harness": choice.label, "args": _run_args(config), "cwd": os.getcwd()},
+            )
         validator = None
         if config.getoption("conformance_validate"):
             from conformance.harness.schema import validator_for_answers  # noqa: PLC0415
@@ -179,11 +191,13 @@ class _State:
             trace=self.trace,
             validator=validator,
         )
-        self.report.run = {"harness": choice.label, "kind": choice.kind, "args": _run_args(config)}
+        self.report.run = {"harness": choice.label, "kind": choice.kind, "args": _run_args(config),
+                           "cwd": os.getcwd()}  # fmt: skip
         try:
             transport = transport_for(choice, settings)
-            if isinstance(transport, Stdio):
-                transport.deadline = self.deadline
+            if isinstance(transport, Stdio) and self.deadline_s is not None:
+                # The child's calls wait in real time, whatever clock the run counts with.
+                transport.deadline = time.monotonic() + self.deadline_s - self.elapsed()
             self.transport = transport
             self.profile = handshake(transport, choice)
         except HarnessLoadError as exc:
@@ -206,8 +220,11 @@ class _State:
 
     def harness_gone(self, error: HarnessCallError) -> bool:
         """Whether ``error`` says the harness is dead or the run's deadline has passed."""
-        late = self.deadline is not None and time.monotonic() >= self.deadline
-        return isinstance(error, HarnessDead) or late
+        return isinstance(error, HarnessDead) or self.past_deadline()
+
+    def elapsed(self) -> float:
+        """Seconds since the session started, on the run's clock."""
+        return self.clock() - self.started
 
     def write_reports(self) -> None:
         """The JSON and Markdown reports, if asked for; always whole, even for a cut-short run."""
@@ -341,7 +358,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="compare with (and --snapshot-update into) your own snapshot directory",
     )
     add("--conformance-list-cases", action="store_true",
-        help="print the table of case IDs (markdown) instead of running them")  # fmt: skip
+        help="print the cases selected (-k, --conformance-case) to stdout instead of running "
+             "them")  # fmt: skip
+    add("--conformance-list-format", choices=("markdown", "json"), default="markdown",
+        help="with --conformance-list-cases: a Markdown table or JSON (python -m conformance "
+             "takes --format)")  # fmt: skip
     parser.addini("conformance_harness", "harness under test (as --harness)", default="")
     parser.addini("conformance_harness_cmd", "harness command (as --harness-cmd)", default="")
     parser.addini("conformance_level", "as --conformance-level", default="")
@@ -360,7 +381,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "needs(*capabilities, options=[…]): what a case needs")
     state = _State(config)
     config.stash[STATE] = state
-    config.pluginmanager.register(_Recorder(state), "conformance-recorder")
+    config.pluginmanager.register(state.recorder, "conformance-recorder")
+    config.pluginmanager.register(outcomes, "conformance-outcomes")
     directory = config.getoption("conformance_snapshots")
     ConformanceSnapshots.directory = (
         Path(directory).resolve() if directory else default_snapshot_dir()
@@ -374,12 +396,22 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _keep_hypothesis_out_of_the_working_directory(state: _State) -> None:
-    """Hypothesis writes ``.hypothesis/`` where the run started unless told otherwise."""
+    """Hypothesis writes ``.hypothesis/`` where the run started unless told otherwise.
+
+    Its home is the user's cache directory: what it keeps there (the Unicode category table, the
+    constants it harvests from each module's source) is the same on every run, so the next run
+    need not compute it again. The profiles keep no example database, so verdicts never depend
+    on what an earlier run found.
+    """
     from hypothesis import configuration  # noqa: PLC0415
 
-    home = Path(tempfile.mkdtemp(prefix="conformance-hypothesis-"))
+    home = user_cache_dir() / "hypothesis"
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+    except OSError:  # no writable cache directory: a private one, removed afterwards
+        home = Path(tempfile.mkdtemp(prefix="conformance-hypothesis-"))
+        state.cleanup.append(home)
     configuration.set_hypothesis_home_dir(home)
-    state.cleanup.append(home)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -393,7 +425,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Start the clock; a SIGTERM ends the run as an interruption, so the report is written."""
-    session.config.stash[STATE].started = time.monotonic()
+    state = session.config.stash[STATE]
+    state.started = state.clock()
     if hasattr(signal, "SIGTERM") and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         with contextlib.suppress(ValueError):  # not the main thread
             signal.signal(signal.SIGTERM, _interrupt)
@@ -469,9 +502,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 f"{', '.join(retired)}"
             )
     if config.getoption("conformance_list_cases"):
-        config.hook.pytest_deselected(items=list(items))
-        items[:] = []
-        return
+        return  # listed once -k has deselected too (pytest_collection_finish); nothing runs
     client = state.connect()
     _guard_snapshot_update(config, state)
     explicit_seed = config.getoption("hypothesis_seed", None) is not None
@@ -552,9 +583,17 @@ def another_client(config: pytest.Config) -> Client | None:
     return Client(transport, client.profile, client.wording)
 
 
+SNAPSHOTS_NEED_LOOP: Final = (
+    "--snapshot-update wrote nothing: the pinned transcripts are the scenario cases' (SCN), "
+    "which need the loop capability, and this harness does not declare it"
+)
+
+
 def _guard_snapshot_update(config: pytest.Config, state: _State) -> None:
     if not getattr(config.option, "update_snapshots", False):
         return
+    if state.profile is not None and not state.profile.has("loop"):
+        state.notes.append(SNAPSHOTS_NEED_LOOP)
     name = state.profile.name if state.profile is not None else None
     if not config.getoption("conformance_snapshots") and name != DEFAULT_HARNESS:
         raise pytest.UsageError(
@@ -578,6 +617,17 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     config = session.config
     state = config.stash[STATE]
     if not state.case_items:
+        return
+    if config.getoption("conformance_list_cases"):
+        chosen = {i.nodeid: i for i in session.items}
+        listed = {c: i for c, i in state.case_items.items() if i.nodeid in chosen}
+        # The process's own stdout: ``python -m conformance`` sends pytest's lines to stderr
+        # while it lists, so the listing can be redirected into a file alone.
+        out = sys.__stdout__ or sys.stdout
+        out.write(case_listing(listed, config.getoption("conformance_list_format")))
+        out.flush()
+        config.hook.pytest_deselected(items=list(session.items))
+        session.items[:] = []
         return
     # Only now is the selection final (-k and -m deselect after our collection hook).
     state.selected = [c for c in (_case_id(i) for i in session.items if _is_case(i)) if c]
@@ -613,7 +663,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if case_id is None:
         return
     state = item.config.stash[STATE]
-    if state.deadline is not None and time.monotonic() >= state.deadline:
+    if state.past_deadline():
         state.report.incomplete(
             f"the run's deadline ({item.config.getoption('conformance_deadline'):g} s) passed"
         )
@@ -696,10 +746,16 @@ def pytest_runtest_makereport(
                 v.to_json() for v in ConformanceFailure(judge.violations).violations
             ]
             data["calls"] = [record.to_json() for record in judge.calls]
-        report.user_properties.append((DATA, json.loads(scrub(json.dumps(data)))))
+        data = json.loads(scrub(json.dumps(data)))
+        if state.baseline is not None and not hasattr(report, "wasxfail"):
+            mark_known(report, case_id, data, state.baseline, state.strict_baseline)
+        report.user_properties.append((DATA, data))
     elif report.when == "setup" and report.failed:
-        report.user_properties.append((DATA, {"rules": case_rules(item)}))
-    if report.failed and report.when in ("setup", "call"):
+        data = {"rules": case_rules(item)}
+        if state.baseline is not None:
+            mark_known(report, case_id, data, state.baseline, state.strict_baseline)
+        report.user_properties.append((DATA, data))
+    if report.failed and report.when in ("setup", "call") and "advice" not in data_of(report):
         report.sections.append(("conformance case", f"{case_id}: {_summary(item)}"))
         excinfo = call.excinfo
         if (
@@ -710,6 +766,12 @@ def pytest_runtest_makereport(
             # The verdict is the failure: sentences, then the calls; no traceback of ours.
             report.longrepr = scrub(verdict_text(case_id, excinfo.value, judge))
     return report
+
+
+def data_of(report: pytest.TestReport) -> dict[str, Any]:
+    """The verdict data a case's phase carries (empty for none)."""
+    found = dict(report.user_properties).get(DATA)
+    return cast(dict[str, Any], found) if isinstance(found, dict) else {}
 
 
 def _redact(report: pytest.TestReport) -> None:
@@ -730,90 +792,6 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
         state.client.watch = None
 
 
-class _Recorder:
-    """Per-run plugin object: ``pytest_runtest_logreport`` is not given the config."""
-
-    def __init__(self, state: _State) -> None:
-        self.state = state
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Fold each phase into the report (and keep the verdict data out of JUnit)."""
-        properties = dict(report.user_properties)
-        data = cast(JsonObject | None, properties.get(DATA))
-        if not hasattr(self.state.config, "workerinput"):  # an xdist worker passes it on
-            report.user_properties = [p for p in report.user_properties if p[0] != DATA]
-        case_id = properties.get("case_id")
-        if not case_id:
-            if report.failed:
-                self.state.other_failures += 1
-            return
-        verdict = _outcome(report)
-        if verdict is None:
-            return
-        outcome, message = verdict
-        verdicts = (data or {}).get("verdicts") or []
-        if outcome == "failed" and verdicts:
-            message = verdicts[0]["verdict"]  # the first violation, disk first, is the one line
-        self.state.report.add(str(case_id), outcome, message, data)
-        if data and data.get("rules"):
-            self.state.report.cases[str(case_id)].rules = list(data["rules"])
-
-
-def _outcome(report: pytest.TestReport) -> tuple[str, str | None] | None:
-    """What one phase says about its case: (outcome, message), or None for nothing."""
-    if report.when != "call" and report.outcome == "passed":
-        return None
-    if report.skipped and hasattr(report, "wasxfail"):
-        reason = str(report.wasxfail)
-        outcome = "recommended-fail" if reason.startswith("recommended") else "expected-fail"
-        return outcome, _first_line(report) if outcome == "recommended-fail" else reason or None
-    if report.failed:
-        return "failed", _first_line(report)
-    if report.skipped:
-        reason = _skip_reason(report) or ""
-        if reason.startswith(NOT_APPLICABLE):
-            return "not-applicable", reason
-        if reason.startswith(NOT_RUN):
-            return "not-run", reason
-        return "skipped", reason
-    return "passed", None
-
-
-def _first_line(report: pytest.TestReport) -> str:
-    longrepr = report.longrepr
-    crash = getattr(longrepr, "reprcrash", None)
-    text = getattr(crash, "message", None) or str(longrepr)
-    text = re.sub(r"^(?:conformance\.verdict\.)?ConformanceFailure: ", "", text.strip())
-    text = text.removeprefix("AssertionError: ")
-    phase = "" if report.when == "call" else f"[{report.when}] "
-    return phase + (text.strip().splitlines() or ["failed"])[0]
-
-
-def _skip_reason(report: pytest.TestReport) -> str | None:
-    longrepr = report.longrepr
-    if isinstance(longrepr, tuple) and len(longrepr) == 3:
-        return str(longrepr[2]).removeprefix("Skipped: ")
-    return None
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_report_teststatus(
-    report: pytest.TestReport, config: pytest.Config
-) -> Generator[None, object, object]:
-    """Show the case ID beside the verbose status word: ``PASSED [REM-001]``."""
-    result = yield
-    case_id = dict(report.user_properties).get("case_id")
-    # Skips are folded together in pytest's summary: an ID there would name only the first.
-    if case_id and isinstance(result, tuple) and len(result) == 3 and not report.skipped:
-        category, letter, word = result
-        if isinstance(word, tuple):
-            return category, letter, (f"{word[0]} [{case_id}]", word[1])
-        if word:
-            return category, letter, f"{word} [{case_id}]"
-    return result
-
-
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Complete the report — also for a run cut short — write it, and set the exit status.
@@ -825,12 +803,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if config.getoption("conformance_list_cases") and state.case_items:
         session.exitstatus = pytest.ExitCode.OK  # listing ran no test on purpose
         return
+    if config.option.collectonly:
+        return  # nothing ran, nothing to judge: pytest's listing and status stand
     report = state.report
     if exitstatus == pytest.ExitCode.USAGE_ERROR or (not state.selected and not report.cases):
         return
     if not report.harness:  # an xdist controller collects nothing: ask the harness now
         report.harness = state.connect().profile.to_json()
-    report.duration_s = time.monotonic() - state.started
+    report.duration_s = state.elapsed()
     for case_id in state.selected:
         if case_id not in report.cases:
             report.add(case_id, "not-run", f"{NOT_RUN}the run ended first", None)
@@ -847,12 +827,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     elif any(r.outcome == "not-run" for r in report.cases.values()):
         report.incomplete("the run stopped before every case ran (-x or --maxfail?)")
     if state.baseline is not None:
-        state.baseline.apply(
-            report, strict_new=bool(config.getoption("conformance_baseline_strict"))
-        )
+        state.baseline.apply(report, strict_new=state.strict_baseline)
     state.write_reports()
     ours = report.exit_status()
-    if state.other_failures:
+    if state.recorder.other_failures:
         return  # a test that is not a case failed in the same run: pytest's status stands
     if session.exitstatus == pytest.ExitCode.OK or (
         session.exitstatus == pytest.ExitCode.TESTS_FAILED and session.testsfailed
@@ -870,15 +848,14 @@ def pytest_terminal_summary(
     if exitstatus == pytest.ExitCode.USAGE_ERROR:
         return
     if config.getoption("conformance_list_cases"):
-        terminalreporter.write_sep("=", "conformance cases")
-        for line in case_table(state.case_items):
-            terminalreporter.write_line(line)
         return
-    if not state.report.cases:
+    if not state.report.cases or config.option.collectonly:
         return
     terminalreporter.write_sep("=", "harness conformance")
     for line in terminal.lines(state.report):
         terminalreporter.write_line(scrub(line))
+    for note in state.notes:
+        terminalreporter.write_line(f"NOTE: {note}")
 
 
 def case_table(items: dict[str, pytest.Item]) -> list[str]:
@@ -888,6 +865,18 @@ def case_table(items: dict[str, pytest.Item]) -> list[str]:
         rules = ", ".join(f"`{r}`" for r in case_rules(items[case_id]))
         rows.append(f"| {case_id} | {area_of(case_id)} | {rules} | {_summary(items[case_id])} |")
     return rows
+
+
+def case_listing(items: dict[str, pytest.Item], form: str) -> str:
+    """The cases as ``--conformance-list-cases`` prints them: a Markdown table, or JSON."""
+    if form == "json":
+        rows = [
+            {"id": case_id, "area": area_of(case_id), "rules": case_rules(items[case_id]),
+             "summary": _summary(items[case_id])}
+            for case_id in sorted(items, key=sort_key)
+        ]  # fmt: skip
+        return json.dumps({"cases": rows}, indent=2, ensure_ascii=False) + "\n"
+    return "\n".join(case_table(items)) + "\n"
 
 
 def _summary(item: pytest.Item) -> str:

@@ -27,8 +27,11 @@ def child_env(**extra: str) -> dict[str, str]:
 def run_suite(
     *args: str, cwd: Path, env: dict[str, str] | None = None, profile: str = "default"
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m conformance`` on this checkout's sources, with a fast hypothesis profile."""
-    environment = child_env(**(env or {}))
+    """``python -m conformance`` on this checkout's sources, with a fast hypothesis profile.
+
+    The user's cache directory (hypothesis' home) is one beside ``cwd``, under pytest's temp.
+    """
+    environment = child_env(XDG_CACHE_HOME=str(cwd.parent / "xdg-cache"), **(env or {}))
     command = [sys.executable, "-m", "conformance", "-p", "no:cacheprovider"]
     command += ["--hypothesis-profile", profile, *args]
     return subprocess.run(

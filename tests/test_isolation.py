@@ -8,7 +8,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,22 +15,22 @@ import pytest
 from tests.suite import REPO, case_of, cases, fixture, outcomes, report, run_suite
 
 
-def timed(
-    *args: str, cwd: Path, budget_s: float
+def hostile_run(
+    *args: str, cwd: Path
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, object]]:
-    """Run the suite on a hostile harness; it must finish within ``budget_s`` with a report."""
+    """Run the suite on a hostile harness: it must end, failed, with a whole report.
+
+    How long that takes is measured by ``bench/bench_isolation.py``, not asserted here.
+    """
     path = cwd / "report.json"
-    start = time.monotonic()
     done = run_suite(*args, "--conformance-report", str(path), cwd=cwd)
-    elapsed = time.monotonic() - start
-    assert elapsed < budget_s, f"the run took {elapsed:.1f} s"
     assert done.returncode == 1, done.stdout[-3000:]
     return done, report(path)
 
 
 def test_a_harness_that_hangs_is_timed_out_then_declared_dead(tmp_path: Path) -> None:
-    done, data = timed("--harness", fixture("hostile:hangs"), "--conformance-timeout", "1",
-                       cwd=tmp_path, budget_s=60)  # fmt: skip
+    done, data = hostile_run("--harness", fixture("hostile:hangs"), "--conformance-timeout", "1",
+                       cwd=tmp_path)  # fmt: skip
     assert data["complete"] is True
     # A case that cannot reach the harness says so in one line, not the suite's traceback.
     assert "conformance/harness/stdio.py" not in done.stdout
@@ -52,7 +51,7 @@ def test_a_harness_that_hangs_is_timed_out_then_declared_dead(tmp_path: Path) ->
 
 @pytest.mark.parametrize(("name", "status"), [("exits_zero", 0), ("exits_three", 3)])
 def test_a_harness_that_exits_mid_run(tmp_path: Path, name: str, status: int) -> None:
-    done, data = timed("--harness", fixture(f"hostile:{name}"), cwd=tmp_path, budget_s=120)
+    done, data = hostile_run("--harness", fixture(f"hostile:{name}"), cwd=tmp_path)
     assert data["complete"] is True
     found = outcomes(data)
     assert "not-run" not in found.values()
@@ -94,8 +93,8 @@ def test_a_huge_result_fails_its_case_without_reading_it_into_memory(tmp_path: P
 def test_writing_outside_the_root_is_a_failure_and_is_cleaned_up(tmp_path: Path) -> None:
     temp = tmp_path / "tmp"
     temp.mkdir()
-    _, data = timed("--harness", fixture("hostile:writes_outside"), "--conformance-case", "GRD-002",
-                       cwd=tmp_path, budget_s=60)  # fmt: skip
+    _, data = hostile_run("--harness", fixture("hostile:writes_outside"), "--conformance-case", "GRD-002",
+                       cwd=tmp_path)  # fmt: skip
     verdict = case_of(data, "GRD-002")["verdicts"][0]["verdict"]  # type: ignore[index]
     assert verdict.startswith('write of "new.txt" accepted, but "../stray-')
     assert '"<harness cwd>/stray-' in verdict
@@ -104,15 +103,20 @@ def test_writing_outside_the_root_is_a_failure_and_is_cleaned_up(tmp_path: Path)
     assert sorted(os.listdir(tmp_path)) == ["report.json", "tmp"]
 
 
-def test_a_slow_harness_is_cut_off_by_the_deadline_with_an_honest_report(tmp_path: Path) -> None:
-    done, data = timed("--harness", fixture("hostile:slow"), "--conformance-deadline", "4",
-                       cwd=tmp_path, budget_s=30)  # fmt: skip
+def test_a_run_past_its_deadline_reports_the_rest_as_not_run(tmp_path: Path) -> None:
+    # The run's clock is driven: each reading advances it 10 s, so a 100 s deadline passes
+    # after a handful of cases on any machine, however loaded.
+    done, data = hostile_run("-p", "tests.fixtures.fake_clock", "--conformance-deadline", "100",
+                             cwd=tmp_path)  # fmt: skip
     assert data["complete"] is False
-    assert data["reason"] == "the run's deadline (4 s) passed"
+    assert data["reason"] == "the run's deadline (100 s) passed"
     found = outcomes(data)
-    assert sum(o == "not-run" for o in found.values()) > 150
-    assert "INCOMPLETE: the run's deadline (4 s) passed" in done.stdout
-    assert "ERROR at teardown" not in done.stdout  # closing sessions past the deadline
+    ran = [case for case, outcome in found.items() if outcome != "not-run"]
+    assert 0 < len(ran) < 12, ran
+    assert all(outcome == "passed" for case, outcome in found.items() if case in ran)
+    assert sum(o == "not-run" for o in found.values()) > 200
+    assert "INCOMPLETE: the run's deadline (100 s) passed" in done.stdout
+    assert "ERROR at teardown" not in done.stdout
 
 
 def test_stray_prints_stay_off_the_protocol_stream(tmp_path: Path) -> None:
@@ -121,14 +125,14 @@ def test_stray_prints_stay_off_the_protocol_stream(tmp_path: Path) -> None:
 
 
 def test_an_answer_outside_the_contract_fails_its_call(tmp_path: Path) -> None:
-    _, data = timed("--harness", fixture("hostile:bad_shape"), "--conformance-case", "PRV-002",
-                    cwd=tmp_path, budget_s=60)  # fmt: skip
+    _, data = hostile_run("--harness", fixture("hostile:bad_shape"), "--conformance-case", "PRV-002",
+                    cwd=tmp_path)  # fmt: skip
     assert str(case_of(data, "PRV-002")["message"]).startswith(
         'ContractError: call_tool("read", {"file_path": "nope.txt"}): callId must be a string '
         '(got {"callId": 7,'
     )
-    _, data = timed("--harness", fixture("hostile:bad_shape"), "--conformance-case",
-                            "PRV-002", "--conformance-validate", cwd=tmp_path, budget_s=60)  # fmt: skip
+    _, data = hostile_run("--harness", fixture("hostile:bad_shape"), "--conformance-case",
+                            "PRV-002", "--conformance-validate", cwd=tmp_path)  # fmt: skip
     assert (
         "the answer does not fit the protocol schema: at callId: 7 is not of type 'string'"
         in str(case_of(data, "PRV-002")["message"])

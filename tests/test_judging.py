@@ -200,7 +200,95 @@ def test_a_baseline_entry_that_now_passes_is_stale(
                       "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
     assert fixed.returncode == 1
     assert case_of(report(path), "PUB-001")["baseline"] == "stale"
-    assert "STALE (now pass, remove them): PUB-001" in fixed.stdout
+    assert "STALE baseline entries (1, they fail the run):" in fixed.stdout
+
+
+def _junit(path: Path) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
+    """The suite totals of a JUnit file, and per case ID its element (failure/skipped) and message."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.parse(path).getroot()
+    suite = root if root.tag == "testsuite" else root[0]
+    found: dict[str, tuple[str, str]] = {}
+    for case in suite.iter("testcase"):
+        props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        marks = [child for child in case if child.tag in ("failure", "skipped", "error")]
+        tag, message = (marks[0].tag, marks[0].get("message", "")) if marks else ("passed", "")
+        found[str(props.get("case_id"))] = (tag, message)
+    return dict(suite.attrib), found
+
+
+def test_a_baseline_listing_one_of_two_failures_leaves_exactly_one_failure_in_junit(
+    non_atomic: tuple[Path, dict[str, object]], tmp_path: Path
+) -> None:
+    baseline = _baseline(non_atomic[0], tmp_path)
+    written = json.loads(baseline.read_text())
+    written["failures"] = {"PUB-001": written["failures"]["PUB-001"]}  # PUB-002 is not listed
+    baseline.write_text(json.dumps(written))
+    xml = tmp_path / "junit.xml"
+    done = run_suite("--harness", fixture("non_atomic:harness"), "--conformance-baseline",
+                     str(baseline), "--conformance-case", "PUB-001", "--conformance-case", "PUB-002",
+                     f"--junitxml={xml}", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 1
+    totals, found = _junit(xml)
+    assert totals["failures"] == "1"
+    assert found["PUB-002"][0] == "failure"
+    tag, message = found["PUB-001"]
+    assert tag == "skipped"
+    assert message.startswith("known failure: PUB-001 (in the baseline): ")
+    assert message.endswith(written["failures"]["PUB-001"]["behaviour"])
+    assert "1 failed" in done.stdout
+    assert "1 xfailed" in done.stdout
+
+
+def test_a_baselined_run_is_green_in_junit_and_lists_its_expected_failures(
+    non_atomic: tuple[Path, dict[str, object]], tmp_path: Path
+) -> None:
+    baseline = _baseline(non_atomic[0], tmp_path)
+    xml, md = tmp_path / "junit.xml", tmp_path / "summary.md"
+    done = run_suite("--harness", fixture("non_atomic:harness"), "--conformance-baseline",
+                     str(baseline), "-k", "PUB or TAX", f"--junitxml={xml}",
+                     "--conformance-report-md", str(md), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:]
+    totals, _ = _junit(xml)
+    assert (totals["failures"], totals["errors"]) == ("0", "0")
+    assert " failed" not in done.stdout.splitlines()[-1]
+    summary = md.read_text()
+    assert "### Expected failures" in summary
+    assert "- **PUB-001** (expected): " in summary
+
+
+def test_a_stale_entry_fails_the_run_in_junit_with_its_advice(
+    non_atomic: tuple[Path, dict[str, object]], tmp_path: Path
+) -> None:
+    baseline = _baseline(non_atomic[0], tmp_path)
+    xml = tmp_path / "junit.xml"
+    fixed = run_suite("--conformance-baseline", str(baseline), "--conformance-case", "PUB-001",
+                      f"--junitxml={xml}", cwd=tmp_path)  # fmt: skip
+    assert fixed.returncode == 1
+    totals, found = _junit(xml)
+    assert totals["failures"] == "1"
+    assert found["PUB-001"][0] == "failure"
+    assert "PUB-001 now passes at behaviour: remove its entry from the baseline" in fixed.stdout
+
+
+def test_stale_advice_keeps_the_level_that_still_fails(tmp_path: Path) -> None:
+    from conformance.baseline import Baseline
+
+    path = tmp_path / "b.json"
+    entry = {"behaviour": "x", "wording": "y"}
+    path.write_text(json.dumps({"format": 1, "failures": {"REM-003": entry}, "cases": ["REM-003"]}))
+    baseline = Baseline.load(str(path))
+    levels = {"behaviour": "passed", "wording": "failed"}
+    decision = baseline.decide("REM-003", True, levels, strict_new=False)
+    assert (decision.status, decision.expected) == ("stale", True)
+    assert decision.advice("REM-003") == (
+        "REM-003 now passes at behaviour: remove only its behaviour entry from the baseline "
+        "(keep wording, which it still fails)"
+    )
+    untouched = baseline.decide("REM-003", False, {"behaviour": "passed", "wording": "not-run"},
+                                strict_new=False)  # fmt: skip
+    assert untouched.advice("REM-003").endswith("(keep wording, not judged in this run)")
 
 
 def test_cases_new_since_the_baseline_do_not_fail_the_run(

@@ -258,7 +258,9 @@ def test_failed_cases_are_listed_with_one_verdict_each(tmp_path: Path) -> None:
                      cwd=tmp_path, profile="triage")  # fmt: skip
     assert done.returncode == 1
     summary = done.stdout.split("= harness conformance =", 1)[1]
-    assert re.search(r"^derive_messages\s+3\s+2\s+0\s+0\s+0\s+3/5\s+0/0$", summary, re.M), summary
+    assert re.search(r"^derive_messages\s+3\s+2\s+0\s+0\s+0\s+0\s+3/5\s+0/0$", summary, re.M), (
+        summary
+    )
     failed = re.findall(r"^  (DRV-\d{3}) +(.*)$", summary, re.M)
     assert [case for case, _ in failed] == ["DRV-001", "DRV-002"]
     # The one line keeps where the two differ: the leaked error, not the common start.
@@ -331,8 +333,8 @@ def test_the_markdown_summary(tmp_path: Path) -> None:
     text = path.read_text()
     assert text.startswith("## Harness conformance: reference 0.1.0 — FAILED\n")
     assert "level: **behaviour + wording**" in text
-    assert "| guards | 1 | 0 | 0 | 0 | 1/1 | 1/1 |" in text
-    assert "| publication | 0 | 1 | 0 | 0 | 0/1 | 0/0 |" in text
+    assert "| guards | 1 | 0 | 0 | 0 | 0 | 1/1 | 1/1 |" in text
+    assert "| publication | 0 | 1 | 0 | 0 | 0 | 0/1 | 0/0 |" in text
     assert "- **PUB-001** (`fs.publish.atomic`)" in text
     assert """  - write of "a.txt" accepted, but "b.txt" overwritten""" in text
 

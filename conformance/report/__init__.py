@@ -82,6 +82,8 @@ class CaseResult:
     verdicts: list[JsonObject] = field(default_factory=list)
     calls: list[JsonObject] = field(default_factory=list)
     baseline: str | None = None
+    baseline_advice: str | None = None
+    """For a stale baseline entry: what to remove, level by level."""
 
     def record(self, outcome: str, message: str | None, data: JsonObject | None = None) -> None:
         """Fold in one phase's verdict: the worse outcome wins."""
@@ -109,6 +111,8 @@ class CaseResult:
             entry["calls"] = self.calls
         if self.baseline is not None:
             entry["baseline"] = self.baseline
+        if self.baseline_advice is not None:
+            entry["baselineAdvice"] = self.baseline_advice
         return entry
 
 
@@ -212,6 +216,11 @@ def load_report(path: str) -> JsonObject:
         raise ValueError(f"report {path}: cannot be read: {exc.strerror}") from None
     except ValueError as exc:
         raise ValueError(f"report {path}: not JSON: {exc}") from None
+    if isinstance(data, dict) and data.get("format") == 1 and "failures" in data:
+        raise ValueError(
+            f"report {path}: is a baseline (python -m conformance baseline writes one), not "
+            "the JSON report of a run: pass the file written by --conformance-report"
+        )
     if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
         raise ValueError(f"report {path}: not a conformance report (no cases list)")
     for case in data["cases"]:

@@ -40,8 +40,8 @@ def render(report: Report) -> str:
             out.append(f"{number}. {_escape(cause.words)} — {rule} — {', '.join(cause.cases)}")
     out += [
         "",
-        "| area | passed | failed | expected | n/a | behaviour | wording |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| area | passed | failed | expected | n/a | not run | behaviour | wording |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     by_area: dict[str, list[CaseResult]] = {}
     for result in report.cases.values():
@@ -58,10 +58,10 @@ def render(report: Report) -> str:
             else "{}/{}".format(*level_counts(results, "wording"))
         )
         out.append(
-            f"| {area} | {counts['passed']} | {counts['failed'] + counts['not-run']} | "
-            f"{counts['expected-fail']} | {counts['not-applicable']} | {behaviour} | {wording} |"
+            f"| {area} | {counts['passed']} | {counts['failed']} | {counts['expected-fail']} | "
+            f"{counts['not-applicable']} | {counts['not-run']} | {behaviour} | {wording} |"
         )
-    failed = [r for r in report.ordered() if r.outcome in ("failed", "not-run")]
+    failed = [r for r in report.ordered() if r.outcome == "failed"]
     if failed:
         out += ["", "### Failed cases", ""]
         for result in failed:
@@ -72,9 +72,28 @@ def render(report: Report) -> str:
                 continue
             verdicts = [v["verdict"] for v in result.verdicts] or [result.message or "failed"]
             out += [f"  - {_escape(v.splitlines()[0])}" for v in verdicts]
-    stale = report.stale()
+    expected = [r for r in report.ordered() if r.outcome in ("expected-fail", "recommended-fail")]
+    if expected:
+        out += ["", "### Expected failures", ""]
+        if report.baseline is not None:
+            out += [f"Known from the baseline `{report.baseline.get('path')}` or declared; "
+                    "they do not fail the run.", ""]  # fmt: skip
+        for result in expected:
+            why = "recommended" if result.outcome == "recommended-fail" else "expected"
+            verdict = (result.verdicts[0]["verdict"] if result.verdicts else result.message) or why
+            out.append(f"- **{result.id}** ({why}): {_escape(verdict.splitlines()[0])}")
+    stale = [r for r in report.ordered() if r.baseline == "stale"]
     if stale:
-        out += ["", f"**Stale baseline entries** (these now pass; remove them): {', '.join(stale)}"]
+        out += ["", "### Stale baseline entries (they fail the run)", ""]
+        out += [f"- {_escape(r.baseline_advice or r.id + ' now passes')}" for r in stale]
+    not_applicable = Counter(
+        (r.message or "").removeprefix("not applicable: ")
+        for r in report.cases.values()
+        if r.outcome == "not-applicable"
+    )
+    if not_applicable:
+        out += ["", "### Not applicable", "", "The harness does not declare what they need:", ""]
+        out += [f"- {n} cases: {_escape(why)}" for why, n in sorted(not_applicable.items())]
     out += ["", f"Duration: {report.duration_s:.2f} s.", ""]
     return "\n".join(out)
 

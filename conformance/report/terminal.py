@@ -7,8 +7,8 @@ from collections import Counter
 from conformance.causes import Causes
 from conformance.report import AREAS, Report, area_of, level_counts
 
-_COLUMNS = ("passed", "failed", "expected-fail", "not-applicable", "skipped")
-_HEADS = ("passed", "failed", "xfail", "n/a", "skip")
+_COLUMNS = ("passed", "failed", "expected-fail", "not-applicable", "skipped", "not-run")
+_HEADS = ("passed", "failed", "xfail", "n/a", "skip", "not run")
 
 
 def describe_harness(harness: dict[str, object]) -> list[str]:
@@ -54,7 +54,7 @@ def lines(report: Report) -> list[str]:
         "",
         *leading,
         *([""] if leading else []),
-        f"{'area':<19}" + "".join(f"{h:>7}" for h in _HEADS) + f"{'behaviour':>11}{'wording':>9}",
+        f"{'area':<19}" + "".join(f"{h:>8}" for h in _HEADS) + f"{'behaviour':>11}{'wording':>9}",
     ]
     by_area: dict[str, list] = {}  # type: ignore[type-arg]
     for result in report.cases.values():
@@ -66,7 +66,6 @@ def lines(report: Report) -> list[str]:
         if not results:
             continue
         counts = Counter(r.outcome for r in results)
-        counts["failed"] += counts["not-run"]
         total.update(counts)
         all_results += results
         out.append(_row(area, counts, results, report.level))
@@ -91,7 +90,7 @@ def lines(report: Report) -> list[str]:
         out += ["", "not applicable (the harness does not declare what they need):"]
         out += [f"  {n:>3} cases: {why}" for why, n in sorted(not_applicable.items())]
     if report.baseline is not None:
-        out += ["", _baseline_line(report)]
+        out += ["", *_baseline_line(report).splitlines()]
     if not report.complete:
         not_run = sum(1 for r in report.cases.values() if r.outcome == "not-run")
         out += ["", f"INCOMPLETE: {report.reason} ({not_run} cases not run)"]
@@ -100,7 +99,7 @@ def lines(report: Report) -> list[str]:
 
 
 def _row(name: str, counts: Counter[str], results: list, level: str) -> str:  # type: ignore[type-arg]
-    cells = "".join(f"{counts[column]:>7}" for column in _COLUMNS)
+    cells = "".join(f"{counts[column]:>8}" for column in _COLUMNS)
     behaviour = "{}/{}".format(*level_counts(results, "behaviour"))
     wording = "-" if level == "behaviour" else "{}/{}".format(*level_counts(results, "wording"))
     return f"{name:<19}{cells}{behaviour:>11}{wording:>9}"
@@ -123,13 +122,15 @@ def _one_line(message: str | None, width: int = 220) -> str:
 def _baseline_line(report: Report) -> str:
     info = report.baseline or {}
     parts = [f"baseline {info.get('path')}: {info.get('listed', 0)} known failures"]
-    stale = report.stale()
-    if stale:
-        parts.append(f"STALE (now pass, remove them): {', '.join(stale)}")
     new = [r.id for r in report.ordered() if r.baseline == "new"]
     if new:
         parts.append(f"{len(new)} cases new since the baseline")
     notes = info.get("notes")
     if isinstance(notes, list):
         parts += [str(note) for note in notes]
-    return "; ".join(parts)
+    stale = [r for r in report.ordered() if r.baseline == "stale"]
+    lines = ["; ".join(parts)]
+    if stale:
+        lines.append(f"STALE baseline entries ({len(stale)}, they fail the run):")
+        lines += [f"  {r.baseline_advice or r.id + ' now passes'}" for r in stale]
+    return "\n".join(lines)

@@ -8,7 +8,9 @@
   every model-visible string that changed, old → new, so the change is reviewed as a diff.
 * ``nox -s baseline`` — writes the baseline again from the last report (after fixing a defect).
 
-The suite comes from PyPI, or from the checkout named by HARNESS_CONFORMANCE_SOURCE.
+The suite is installed from HARNESS_CONFORMANCE_SOURCE (a checkout, a wheel or a ``git+`` URL;
+the workflow sets it to the suite's repository), or else from the harness-conformance checkout
+this example lives in, so ``nox`` works here as shipped.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import tomllib
 from pathlib import Path
 
 import nox
@@ -23,7 +26,25 @@ import nox
 nox.options.default_venv_backend = "venv"
 nox.options.sessions = ["conformance"]
 
-SUITE = os.environ.get("HARNESS_CONFORMANCE_SOURCE", "harness-conformance")
+
+def _suite() -> str:
+    """Where the suite is installed from (see the module docstring)."""
+    given = os.environ.get("HARNESS_CONFORMANCE_SOURCE")
+    if given:
+        return given
+    for directory in Path(__file__).resolve().parents:
+        project = directory / "pyproject.toml"
+        if project.is_file():
+            name = tomllib.loads(project.read_text(encoding="utf-8")).get("project", {}).get("name")
+            if name == "harness-conformance":
+                return str(directory)
+    raise SystemExit(
+        "harness-conformance is not on a package index yet: set HARNESS_CONFORMANCE_SOURCE to "
+        "a checkout of it or to git+https://… of its repository"
+    )
+
+
+SUITE = _suite()
 HARNESS = "acme_harness.conformance:AcmeHarness"
 OWN = [
     "--conformance-wording",

@@ -1,0 +1,163 @@
+"""The suite's own settings, read by ``python -m conformance`` from the caller's files.
+
+A run never reads pytest's configuration of the project it starts in (``conformance/run.ini``
+is its only ini file). Its settings come, first match wins, from:
+
+1. ``--conformance-config FILE``: a TOML file, keys at its top level or under
+   ``[tool.harness-conformance]``;
+2. ``[tool.harness-conformance]`` in the ``pyproject.toml`` of the starting directory or its
+   nearest ancestor that has one.
+
+Keys: ``harness``, ``harness-cmd``, ``level``, ``wording``, ``baseline`` (strings; a relative
+file is found beside the file that names it) and ``expect-fail`` (a list of case IDs). Command
+line options win over them. The old ``conformance_*`` keys of a pytest ini file are still read
+for this release, with a note to move them.
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+TABLE: Final = "harness-conformance"
+KEYS: Final = {
+    "harness": "conformance_harness",
+    "harness-cmd": "conformance_harness_cmd",
+    "level": "conformance_level",
+    "wording": "conformance_wording",
+    "baseline": "conformance_baseline",
+    "expect-fail": "conformance_expect_fail",
+}
+PATHS: Final = frozenset({"wording", "baseline"})
+OLD_KEYS: Final = {ini: key for key, ini in KEYS.items()}
+
+
+class SettingsError(ValueError):
+    """A settings file that cannot be used; the message names the file and the key."""
+
+
+@dataclass
+class Found:
+    """Settings as pytest ini overrides, and notes for the user."""
+
+    overrides: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def args(self) -> list[str]:
+        """``-o key=value`` for each setting."""
+        return [arg for key, value in self.overrides.items() for arg in ("-o", f"{key}={value}")]
+
+
+def read(start: Path, explicit: str | None) -> Found:
+    """The settings for a run started in ``start``."""
+    found = Found()
+    if explicit is not None:
+        path = Path(explicit)
+        data = _toml(path)
+        _take(found, _table(data) or data, path)
+        return found
+    project = _nearest(start, "pyproject.toml")
+    if project is not None:
+        table = _table(_toml(project))
+        if table is not None:
+            _take(found, table, project)
+            return found
+    _old_keys(found, start)
+    return found
+
+
+def _take(found: Found, table: object, path: Path) -> None:
+    if not isinstance(table, dict):
+        raise SettingsError(f"{path}: [tool.{TABLE}] must be a table")
+    for key, value in table.items():
+        if key not in KEYS:
+            raise SettingsError(
+                f"{path}: unknown key {key!r} in [tool.{TABLE}]; known: {', '.join(KEYS)}"
+            )
+        if key == "expect-fail":
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise SettingsError(f"{path}: {key} must be a list of case IDs")
+            found.overrides[KEYS[key]] = "\n".join(value)
+            continue
+        if not isinstance(value, str):
+            raise SettingsError(f"{path}: {key} must be a string, got {value!r}")
+        found.overrides[KEYS[key]] = str((path.parent / value).resolve()) if key in PATHS else value
+
+
+def _old_keys(found: Found, start: Path) -> None:
+    """The ``conformance_*`` keys of the caller's pytest configuration, as pytest found it."""
+    for directory in [start, *start.parents]:
+        for name, section in (("pytest.ini", "pytest"), ("pyproject.toml", None),
+                              ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):  # fmt: skip
+            path = directory / name
+            if not path.is_file():
+                continue
+            values = _old_values(path, section)
+            if values is None:
+                continue
+            for ini, value in values.items():
+                relative = OLD_KEYS[ini] in PATHS
+                found.overrides[ini] = str((path.parent / value).resolve()) if relative else value
+            if values:
+                found.notes.append(
+                    f"{path}: the conformance_* keys ({', '.join(values)}) are read for this "
+                    f"release only: move them to [tool.{TABLE}] in pyproject.toml "
+                    f"({', '.join(OLD_KEYS[k] for k in values)})"
+                )
+            return
+
+
+def _old_values(path: Path, section: str | None) -> dict[str, str] | None:
+    """Old keys in one candidate file, or None when the file is not a pytest configuration."""
+    if section is None:
+        tool = _toml(path).get("tool")
+        pytest_table = tool.get("pytest") if isinstance(tool, dict) else None
+        options = pytest_table.get("ini_options") if isinstance(pytest_table, dict) else None
+        if not isinstance(options, dict):
+            return None
+        return {k: _joined(v) for k, v in options.items() if k in OLD_KEYS}
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read(path, encoding="utf-8")
+    except configparser.Error as exc:
+        raise SettingsError(f"{path}: cannot be read as an ini file: {exc}") from None
+    if not parser.has_section(section):
+        return None
+    return {k: v.strip() for k, v in parser.items(section) if k in OLD_KEYS}
+
+
+def _table(data: dict[str, object]) -> object:
+    """``[tool.harness-conformance]`` of a TOML document, or None."""
+    tool = data.get("tool")
+    return tool.get(TABLE) if isinstance(tool, dict) else None
+
+
+def _joined(value: object) -> str:
+    return "\n".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def _nearest(start: Path, name: str) -> Path | None:
+    for directory in [start, *start.parents]:
+        if (directory / name).is_file():
+            return directory / name
+    return None
+
+
+def _toml(path: Path) -> dict[str, object]:
+    try:
+        with open(path, "rb") as source:
+            return tomllib.load(source)
+    except OSError as exc:
+        raise SettingsError(f"{path}: cannot be read: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{path}: not TOML: {exc}") from None
+
+
+def user_cache_dir() -> Path:
+    """Where pytest's cache of a run lives (``--lf``, ``--ff``): never the working directory."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / TABLE

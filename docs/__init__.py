@@ -1,0 +1,1 @@
+"""The scripts that make the documentation's generated parts (README samples, screenshots)."""

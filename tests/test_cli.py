@@ -1,0 +1,202 @@
+"""``python -m conformance`` keeps pytest's conventions and its own: help, versions, listing,
+collect-only, -x, --lf, settings from [tool.harness-conformance], and runs that travel."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.suite import REPO, case_of, child_env, fixture, outcomes, report, run_suite
+
+TOOLS_ONLY = fixture("tools_only:harness")
+
+
+def cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python -m conformance ARGS`` as a user types it (pytest's cache on)."""
+    return subprocess.run(
+        [sys.executable, "-m", "conformance", *args], cwd=cwd, env=child_env(**(env or {})),
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+
+
+def test_help_starts_with_the_suites_usage_and_names_every_command(tmp_path: Path) -> None:
+    done = cli("--help", cwd=tmp_path)
+    assert done.returncode == 0
+    assert done.stdout.startswith("usage: python -m conformance [options]")
+    for command in ("baseline REPORT.json", "matrix A.json", "replay REPORT|TRACE CASE_ID"):
+        assert command in done.stdout.split("\n\n", 2)[1]
+    assert "--conformance-baseline-strict" in done.stdout  # pytest's own help follows
+    for command in ("baseline", "matrix", "replay"):
+        own = cli(command, "--help", cwd=tmp_path)
+        assert own.returncode == 0, own.stderr
+        assert own.stdout.startswith(f"usage: python -m conformance {command} ")
+        assert not own.stderr
+
+
+def test_version_names_the_suite_the_spec_and_the_protocol(tmp_path: Path) -> None:
+    done = cli("--version", cwd=tmp_path)
+    assert done.returncode == 0
+    assert done.stdout == "harness-conformance 0.1.0 (SPEC.md 2.0.0, protocol 1)\n"
+
+
+def test_collect_only_lists_and_exits_zero(tmp_path: Path) -> None:
+    done = run_suite("--collect-only", "-q", "-k", "TAX", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "conformance/cases/test_taxonomy.py::" in done.stdout
+    assert "harness conformance" not in done.stdout
+    assert "not run" not in done.stdout
+
+
+def test_with_x_cases_not_reached_are_not_run_not_failed(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    done = run_suite("-x", "--harness", TOOLS_ONLY, "--conformance-report", str(path), cwd=tmp_path)
+    assert done.returncode == 1
+    found = outcomes(report(path))
+    failed = sum(o == "failed" for o in found.values())
+    assert f"{failed} failed" in done.stdout.splitlines()[-1]
+    total = next(line for line in done.stdout.splitlines() if line.startswith("total "))
+    cells = total.split()
+    assert cells[2] == str(failed)
+    assert cells[6] == str(sum(o == "not-run" for o in found.values()))
+    assert int(cells[6]) > 200
+
+
+def test_last_failed_works_with_the_cache_outside_the_working_directory(tmp_path: Path) -> None:
+    cache, work = tmp_path / "cache", tmp_path / "work"
+    work.mkdir()
+    env = {"XDG_CACHE_HOME": str(cache)}
+    args = ("--harness", TOOLS_ONLY, "--hypothesis-profile", "default", "-k", "GRD-00 or RD-00")
+    first = cli(*args, cwd=work, env=env)
+    assert first.returncode == 1
+    failed = first.stdout.count("FAILED [")
+    assert failed > 0
+    again = cli(*args, "--lf", "-q", cwd=work, env=env)
+    assert again.returncode == 1
+    assert f"{failed} failed" in again.stdout.splitlines()[-1]
+    assert " passed" not in again.stdout.splitlines()[-1]
+    assert os.listdir(work) == []
+    assert list((cache / "harness-conformance" / "pytest").iterdir())
+
+
+def test_the_case_list_goes_to_stdout_alone_and_honours_the_selection(tmp_path: Path) -> None:
+    done = cli("--conformance-list-cases", "-k", "DEL-00", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:2] == ["| ID | area | rules | the harness must… |", "|---|---|---|---|"]
+    assert {line.split(" | ")[0] for line in lines[2:]} == {f"| DEL-00{n}" for n in range(1, 8)}
+    as_json = cli("--conformance-list-cases", "--format", "json", "--conformance-case", "RD-001",
+                  cwd=tmp_path)  # fmt: skip
+    assert as_json.returncode == 0, as_json.stderr
+    listed = json.loads(as_json.stdout)["cases"]
+    assert [(c["id"], c["area"]) for c in listed] == [("RD-001", "read output")]
+    assert listed[0]["rules"][0] == "read.output"
+
+
+def test_the_callers_pytest_configuration_never_applies(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "tests").mkdir(parents=True)
+    (project / "pytest.ini").write_text("[pytest]\naddopts = -x --strict-markers -p no:nothing\n")
+    done = run_suite("--harness", TOOLS_ONLY, "-k", "GRD-00", "-q", cwd=project / "tests")
+    assert done.returncode == 1
+    assert "stopping after 1 failures" not in done.stdout
+    assert done.stdout.count("FAILED [") > 1
+    other = run_suite("--harness", TOOLS_ONLY, "-k", "GRD-00", "-q", cwd=tmp_path)
+
+    def ids(output: str) -> list[str]:
+        return sorted(line.split("/conformance/cases/")[1] for line in output.splitlines()
+                      if line.startswith("FAILED"))  # fmt: skip
+
+    assert ids(done.stdout) == ids(other.stdout)
+
+
+def test_settings_come_from_the_tool_table_of_pyproject(tmp_path: Path) -> None:
+    table = '[tool.harness-conformance]\nharness = "tests.fixtures.tools_only:harness"\n'
+    (tmp_path / "pyproject.toml").write_text(table + 'expect-fail = ["GRD-001"]\n')
+    path = tmp_path / "r.json"
+    args = ("--conformance-case", "GRD-001", "--conformance-report", str(path))
+    done = run_suite(*args, cwd=tmp_path)
+    data = report(path)
+    assert data["harness"]["name"] != "reference", done.stdout[-2000:]  # type: ignore[index]
+    assert outcomes(data) == {"GRD-001": "expected-fail"}
+    # Its own texts make the case pass: the wording file is found beside pyproject.toml.
+    (tmp_path / "pyproject.toml").write_text(table + 'wording = "wording.toml"\n')
+    (tmp_path / "wording.toml").write_text((REPO / "tests/fixtures/tools_only.toml").read_text())
+    run_suite(*args, cwd=tmp_path)
+    assert outcomes(report(path)) == {"GRD-001": "passed"}
+
+
+def test_the_old_ini_keys_are_read_with_a_note_to_move_them(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text(
+        "[pytest]\nconformance_harness = tests.fixtures.tools_only:harness\n"
+    )
+    path = tmp_path / "r.json"
+    done = run_suite(
+        "--conformance-case", "RD-001", "--conformance-report", str(path), cwd=tmp_path
+    )
+    assert report(path)["harness"]["name"] != "reference"  # type: ignore[index]
+    assert (
+        "the conformance_* keys (conformance_harness) are read for this release only" in done.stderr
+    )
+    assert "move them to [tool.harness-conformance] in pyproject.toml (harness)" in done.stderr
+
+
+def test_a_bad_settings_table_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.harness-conformance]\nharnes = "x"\n')
+    done = run_suite("-q", cwd=tmp_path)
+    assert done.returncode == 4
+    assert done.stderr.strip().splitlines() == [
+        f"ERROR: {tmp_path / 'pyproject.toml'}: unknown key 'harnes' in "
+        "[tool.harness-conformance]; known: harness, harness-cmd, level, wording, baseline, "
+        "expect-fail"
+    ]
+
+
+def test_replay_finds_the_recorded_files_from_any_directory(tmp_path: Path) -> None:
+    run_dir, elsewhere = tmp_path / "run", tmp_path / "elsewhere"
+    run_dir.mkdir()
+    elsewhere.mkdir()
+    (run_dir / "wording.toml").write_text((REPO / "tests/fixtures/tools_only.toml").read_text())
+    path = run_dir / "r.json"
+    run_suite("--harness", TOOLS_ONLY, "--conformance-wording", "wording.toml", "--conformance-case",
+              "GRD-001", "--conformance-report", str(path), cwd=run_dir)  # fmt: skip
+    before = case_of(report(path), "GRD-001")["outcome"]
+    replay = cli("replay", str(path), "GRD-001", "-p", "no:cacheprovider", cwd=elsewhere)
+    assert replay.returncode == (1 if before == "failed" else 0), replay.stdout[-2000:]
+    assert "[GRD-001]" in replay.stdout
+    assert "cannot be read" not in replay.stdout + replay.stderr
+
+
+def test_a_baseline_given_as_a_report_is_named_as_such(tmp_path: Path) -> None:
+    baseline = REPO / "examples" / "implementer" / "conformance-baseline.json"
+    for command in (["baseline", str(baseline)], ["replay", str(baseline), "PRV-019"]):
+        done = cli(*command, cwd=tmp_path)
+        assert done.returncode == 4
+        assert "is a baseline" in done.stderr
+        assert "malformed" not in done.stderr
+
+
+def test_snapshot_update_on_a_harness_without_loop_says_why_nothing_was_written(
+    tmp_path: Path,
+) -> None:
+    snaps = tmp_path / "snaps"
+    done = run_suite("--harness", TOOLS_ONLY, "--conformance-snapshots", str(snaps),
+                     "--snapshot-update", "-k", "SCN", cwd=tmp_path)  # fmt: skip
+    assert "NOTE: --snapshot-update wrote nothing: the pinned transcripts are the scenario " \
+        "cases' (SCN), which need the loop capability, and this harness does not declare it" \
+        in done.stdout  # fmt: skip
+    assert not snaps.exists() or not any(snaps.iterdir())
+
+
+def test_the_markdown_summary_says_why_cases_do_not_apply(tmp_path: Path) -> None:
+    path = tmp_path / "summary.md"
+    run_suite("--harness", TOOLS_ONLY, "-k", "LOOP-01 or DRV", "--conformance-report-md", str(path),
+              cwd=tmp_path)  # fmt: skip
+    text = path.read_text()
+    assert "### Not applicable" in text
+    assert re.search(r"^- \d+ cases: needs the loop capability$", text, re.M), text
