@@ -14,6 +14,7 @@ The ways to name one, first match wins (``conformance.plugin`` decides which app
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import sys
@@ -115,10 +116,12 @@ def transport_for(choice: Choice, settings: Settings) -> Transport:
             raise HarnessLoadError(f"{choice.label}: the command is empty")
         command = absolute_words(command, os.getcwd())
     elif choice.kind == "mcp":
-        try:
-            server = shlex.join(absolute_words(shlex.split(choice.value), os.getcwd()))
-        except ValueError:
-            server = choice.value  # the bridge says what is wrong with it, in one line
+        server = choice.value  # a command that does not parse: the bridge says so, in one line
+        with contextlib.suppress(ValueError):
+            words = shlex.split(choice.value)
+            found = absolute_words(words, os.getcwd())
+            if found != words:
+                server = shlex.join(found)
         command = [sys.executable, "-m", "conformance.serve", "--mcp", server]
         if choice.mcp_map:
             command += ["--mcp-map", os.path.abspath(choice.mcp_map)]
