@@ -28,7 +28,7 @@ from conformance.harness.mcp import (
     load_mapping,
     parse_arguments,
 )
-from tests.suite import REPO, report, run_suite
+from tests.suite import REPO, cases, report, run_suite
 
 SERVER = REPO / "tests" / "fixtures" / "mcp_server.py"
 COMMAND = f"{shlex.quote(sys.executable)} {shlex.quote(str(SERVER))} {{root}}"
@@ -544,7 +544,7 @@ def test_the_suite_judges_the_fence_of_an_mcp_server(tmp_path: Path) -> None:
     done = run_suite("--harness-mcp", ROOTS_COMMAND, "--conformance-level", "behaviour", "-k",
                      "SBX", "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    found = {c["id"]: c["outcome"] for c in report(path)["cases"]}  # type: ignore[union-attr]
+    found = {c["id"]: c["outcome"] for c in cases(report(path))}
     # Fenced to the workspace and its extra roots, as the command says: no false alarm on
     # danger-full-access (SBX-008 does not apply), and the extra roots are judged.
     assert (found["SBX-008"], found["SBX-009"], found["SBX-001"]) == (
@@ -557,7 +557,7 @@ def test_a_noisy_server_fails_its_cases_naming_the_line(tmp_path: Path) -> None:
     done = run_suite("--harness-mcp", NOISY_COMMAND, "--conformance-case", "RD-001",
                      "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
     assert done.returncode == 1, done.stdout[-4000:] + done.stderr[-2000:]
-    [case] = report(path)["cases"]  # type: ignore[misc]
+    [case] = cases(report(path))
     assert case["outcome"] == "failed"
     assert "not an MCP message" in case["message"]
     assert "'Secure MCP Filesystem Server running on stdio'" in case["message"]
