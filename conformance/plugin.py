@@ -31,6 +31,7 @@ import pytest
 import conformance
 from conformance import display, hookspecs, outcomes
 from conformance.baseline import Baseline, BaselineError
+from conformance.basetemp import HARNESS_CWD, HARNESS_TMP, BaseTempError, RunBase, default_base
 from conformance.client import Client
 from conformance.harness.contract import Profile
 from conformance.harness.loading import (
@@ -42,7 +43,13 @@ from conformance.harness.loading import (
     instantiate,
     transport_for,
 )
-from conformance.harness.stdio import DEFAULT_MAX_ANSWER_BYTES, DEFAULT_TIMEOUT_S, Stdio, Trace
+from conformance.harness.stdio import (
+    DEFAULT_HANDSHAKE_TIMEOUT_S,
+    DEFAULT_MAX_ANSWER_BYTES,
+    DEFAULT_TIMEOUT_S,
+    Stdio,
+    Trace,
+)
 from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
 from conformance.outcomes import DATA, NOT_APPLICABLE, NOT_RUN, Recorder, mark_known
 from conformance.report import AREAS, Report, area_of, sort_key, terminal
@@ -86,7 +93,9 @@ class _State:
         """Lines for the end of the terminal summary: what the run did not do, and why."""
         self.wording = Wording()
         self.levels = frozenset(LEVELS)
-        self.scratch: Path | None = None
+        self.base: RunBase | None = None
+        self.not_started: str | None = None
+        """Why no case could run: the run's deadline passed while the harness started."""
         self.trace: Trace | None = None
         self.judges: dict[str, Judge] = {}
         self.cleanup: list[Path] = []
@@ -119,7 +128,11 @@ class _State:
                 self.baseline = Baseline.load(baseline)
             except BaselineError as exc:
                 raise pytest.UsageError(str(exc)) from None
-        for name in ("conformance_timeout", "conformance_deadline"):
+        for name in (
+            "conformance_timeout",
+            "conformance_handshake_timeout",
+            "conformance_deadline",
+        ):
             value = config.getoption(name)
             if value is not None and value <= 0:
                 raise pytest.UsageError(f"--{name.replace('_', '-')} must be positive, got {value}")
@@ -166,10 +179,13 @@ class _State:
             return self.client
         config = self.config
         self.choice = choice = self.choose_harness()
+        given = config.getoption("conformance_basetemp")
+        self.base = RunBase(Path(given).absolute() if given else default_base())
+        try:
+            self.base.create()
+        except BaseTempError as exc:
+            raise pytest.UsageError(str(exc)) from None
         self.secrets = plant_run_secrets()  # before the harness starts: it inherits them
-        self.scratch = Path(tempfile.mkdtemp(prefix="conformance-harness-"))
-        (self.scratch / "cwd").mkdir()
-        (self.scratch / "tmp").mkdir()
         trace_path = config.getoption("conformance_trace")
         if trace_path:
             self.trace = Trace(
@@ -184,10 +200,12 @@ class _State:
         settings = Settings(
             in_process=bool(config.getoption("conformance_in_process")),
             timeout_s=config.getoption("conformance_timeout") or DEFAULT_TIMEOUT_S,
+            handshake_timeout_s=config.getoption("conformance_handshake_timeout")
+            or DEFAULT_HANDSHAKE_TIMEOUT_S,
             max_answer_bytes=config.getoption("conformance_max_answer_bytes")
             or DEFAULT_MAX_ANSWER_BYTES,
-            cwd=str(self.scratch / "cwd"),
-            tmpdir=str(self.scratch / "tmp"),
+            cwd=str(self.base.harness_cwd),
+            tmpdir=str(self.base.harness_tmp),
             trace=self.trace,
             validator=validator,
         )
@@ -201,6 +219,14 @@ class _State:
             self.transport = transport
             self.profile = handshake(transport, choice)
         except HarnessLoadError as exc:
+            if self.past_deadline():
+                # Out of time, not out of order: every case is not run (exit 1), as promised.
+                self.not_started = (
+                    f"the run's deadline ({config.getoption('conformance_deadline'):g} s) "
+                    "passed while the harness started"
+                )
+                self.report.incomplete(self.not_started)
+                raise NotStarted(self.not_started) from None
             self.report.incomplete(f"the harness could not be started: {exc}")
             self.write_reports()
             raise pytest.UsageError(str(exc)) from None
@@ -209,11 +235,11 @@ class _State:
         self.client.secrets = self.secrets
         if isinstance(transport, Stdio):
             self.client.scratch = {
-                "harness cwd": self.scratch / "cwd",
-                "harness tmp": self.scratch / "tmp",
+                HARNESS_CWD: self.base.harness_cwd,
+                HARNESS_TMP: self.base.harness_tmp,
             }
-        for label in ("cwd", "tmp"):
-            display.PLACES.run_directory(f"harness {label}", self.scratch / label)
+        display.PLACES.run_directory("harness cwd", self.base.harness_cwd)
+        display.PLACES.run_directory("harness tmp", self.base.harness_tmp)
         return self.client
 
     # -- outputs ----------------------------------------------------------------------------
@@ -244,9 +270,14 @@ class _State:
             self.trace.close()
         if self.secrets is not None:
             unplant(self.secrets)
-        for directory in [*self.cleanup, self.scratch]:
-            if directory is not None:
-                shutil.rmtree(directory, ignore_errors=True)
+        for directory in self.cleanup:
+            shutil.rmtree(directory, ignore_errors=True)
+        if self.base is not None:
+            self.base.remove()
+
+
+class NotStarted(Exception):
+    """The run's deadline passed while the harness started: no case can run."""
 
 
 STATE: Final = pytest.StashKey[_State]()
@@ -333,6 +364,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=float,
         metavar="SECONDS",
         help=f"per harness call (default {DEFAULT_TIMEOUT_S:g})",
+    )
+    add(
+        "--conformance-handshake-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="for a harness process to start and answer describe "
+        f"(default {DEFAULT_HANDSHAKE_TIMEOUT_S:g}); also for every restart",
+    )
+    add(
+        "--conformance-basetemp",
+        metavar="DIR",
+        help="where the run's workspaces and the harness's directories live, made and removed "
+        "(default: $XDG_CACHE_HOME/harness-conformance, outside the system temp directory)",
     )
     add(
         "--conformance-deadline",
@@ -503,7 +547,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             )
     if config.getoption("conformance_list_cases"):
         return  # listed once -k has deselected too (pytest_collection_finish); nothing runs
-    client = state.connect()
+    try:
+        client = state.connect()
+    except NotStarted as exc:
+        for item in items:
+            if _is_case(item):
+                item.add_marker(pytest.mark.skip(reason=f"{NOT_RUN}{exc}"))
+        return
     _guard_snapshot_update(config, state)
     explicit_seed = config.getoption("hypothesis_seed", None) is not None
     for item in items:
@@ -577,6 +627,7 @@ def another_client(config: pytest.Config) -> Client | None:
         return None
     stdio = client.transport
     transport = Stdio(stdio.command, label=stdio.label, timeout_s=stdio.timeout_s,
+                      handshake_timeout_s=stdio.handshake_timeout_s,
                       max_answer_bytes=stdio.max_answer_bytes, cwd=stdio.cwd, env=stdio.env,
                       trace=stdio.trace, validator=stdio.validator)  # fmt: skip
     transport.call("describe", {})
@@ -656,6 +707,14 @@ def conformance_client(pytestconfig: pytest.Config) -> Client:
     return pytestconfig.stash[STATE].connect()
 
 
+def conformance_dir(config: pytest.Config, name: str) -> Path:
+    """A fresh directory of the run's own, outside the system temp directory (``basetemp``)."""
+    state = config.stash[STATE]
+    state.connect()
+    assert state.base is not None
+    return state.base.case_dir(name)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Past the deadline, a case is not run; otherwise it gets its judge."""
@@ -684,7 +743,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
     """When a case ends, report every violation its judge collected, together."""
-    judge = pyfuncitem.config.stash[STATE].judges.get(pyfuncitem.nodeid)
+    state = pyfuncitem.config.stash[STATE]
+    judge = state.judges.get(pyfuncitem.nodeid)
     if judge is None:
         return (yield)
     try:
@@ -703,9 +763,20 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
         judge.cut_short = True
         judge.violations.append(Violation("behaviour", -1, sentence or type(exc).__name__, None))
         raise ConformanceFailure(judge.violations) from exc
+    finally:
+        _release_abandoned_calls(state, pyfuncitem)
     judge.check_unjudged_calls()
     judge.settle()
     return outcome
+
+
+def _release_abandoned_calls(state: _State, item: pytest.Item) -> None:
+    """A call the case gave up waiting for is its own: stop the harness before the next case.
+
+    Otherwise it would time out (or block) during an innocent later case and fail that one.
+    """
+    if state.transport is not None:
+        state.transport.abandon(f"{_case_id(item)} ended with a call still waiting for its answer")
 
 
 @pytest.hookimpl(wrapper=True)
@@ -808,7 +879,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     report = state.report
     if exitstatus == pytest.ExitCode.USAGE_ERROR or (not state.selected and not report.cases):
         return
-    if not report.harness:  # an xdist controller collects nothing: ask the harness now
+    if not report.harness and state.not_started is None:  # an xdist controller collects nothing
         report.harness = state.connect().profile.to_json()
     report.duration_s = state.elapsed()
     for case_id in state.selected:
@@ -888,7 +959,8 @@ def _run_args(config: pytest.Config) -> list[str]:
     """The suite options of this run, so a failed case can be replayed alone."""
     keep = []
     for name in ("conformance_harness", "conformance_harness_cmd", "harness_mcp", "harness_mcp_map",
-                 "conformance_level", "conformance_wording", "conformance_timeout"):  # fmt: skip
+                 "conformance_level", "conformance_wording", "conformance_timeout",
+                 "conformance_handshake_timeout"):  # fmt: skip
         value = config.getoption(name)
         if value:
             flag = "--harness" if name == "conformance_harness" else f"--{name.replace('_', '-')}"

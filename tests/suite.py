@@ -33,7 +33,7 @@ def run_suite(
     """
     environment = child_env(XDG_CACHE_HOME=str(cwd.parent / "xdg-cache"), **(env or {}))
     command = [sys.executable, "-m", "conformance", "-p", "no:cacheprovider"]
-    command += ["--hypothesis-profile", profile, *args]
+    command += ["--hypothesis-profile", profile, *_own_base(args, cwd), *args]
     return subprocess.run(
         command, cwd=cwd, env=environment, capture_output=True, text=True, check=False
     )
@@ -43,10 +43,18 @@ def run_pytest(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """Plain pytest with the plugin, for node-ID selections."""
     environment = child_env()
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "conformance.plugin"]
-    command += ["--hypothesis-profile", "default", "--rootdir", str(cwd), *args]
+    command += ["--hypothesis-profile", "default", "--rootdir", str(cwd), *_own_base(args, cwd)]
+    command += args
     return subprocess.run(
         command, cwd=cwd, env=environment, capture_output=True, text=True, check=False
     )
+
+
+def _own_base(args: tuple[str, ...], cwd: Path) -> list[str]:
+    """Keep the run's workspaces under the test's directory (the suite makes and removes it)."""
+    if any(a.startswith("--conformance-basetemp") for a in args):
+        return []
+    return ["--conformance-basetemp", str(cwd / ".conformance-base")]
 
 
 def report(path: Path) -> dict[str, object]:

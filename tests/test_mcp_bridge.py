@@ -24,10 +24,11 @@ from conformance.harness.mcp import (
     McpBridge,
     Refusal,
     ToolMap,
+    granted_options,
     load_mapping,
     parse_arguments,
 )
-from tests.suite import REPO, report, run_suite
+from tests.suite import REPO, cases, report, run_suite
 
 SERVER = REPO / "tests" / "fixtures" / "mcp_server.py"
 COMMAND = f"{shlex.quote(sys.executable)} {shlex.quote(str(SERVER))} {{root}}"
@@ -78,7 +79,7 @@ def test_the_default_mapping_speaks_the_reference_filesystem_server() -> None:
 def test_the_default_describe_answer() -> None:
     mapping = load_mapping(None)
     assert (mapping.language, mapping.paths) == ("mcp", "absolute")
-    assert mapping.options["sandbox"] == ["danger-full-access"]
+    assert "sandbox" not in mapping.declared  # what the command grants decides it
     assert not any(value for name, value in mapping.options.items() if name != "sandbox")
     assert (mapping.startup_timeout, mapping.call_timeout) == (20.0, 20.0)
 
@@ -189,7 +190,7 @@ def test_a_mapping_file_overrides_the_built_in_one_table_by_table(tmp_path: Path
     mapping = load_mapping(path)
     assert mapping.name == "fs"
     assert mapping.options["readWindow"] is True
-    assert mapping.options["sandbox"] == ["danger-full-access"]  # kept from the built-in
+    assert "sandbox" not in mapping.declared  # neither file names it: the command's grant
     assert (mapping.call_timeout, mapping.startup_timeout, dict(mapping.env)) == (5, 20, {"A": "b"})
     assert set(mapping.tools) == {"read", "write", "edit"}  # no [tools]: the built-in ones
     only_read = load_mapping(mapping_file(tmp_path, '[tools.read]\ntool = "r"\n'))
@@ -224,7 +225,7 @@ def test_a_mapping_file_overrides_the_built_in_one_table_by_table(tmp_path: Path
          "tools.read.unmapped must be one of pass, drop, error, got 'ignore'"),
         ("[describe.options]\nguard = false\n",
          "unknown key describe.options.guard; known here: sandbox, writableRoots, maxReadBytes, "
-         "probe, probeInterrupt, replaceAll, readWindow, unguarded, surrogates"),
+         "probe, probeInterrupt, replaceAll, readWindow, unguarded, surrogates, tempWritable"),
         ("[server]\ncall_timeout = 0\n",
          "server.call_timeout must be a positive number of seconds, got 0"),
     ],
@@ -304,7 +305,8 @@ def test_describe_names_the_server(bridge: McpBridge) -> None:
     assert described["version"] == "0.1.0"
     assert described["capabilities"] == ["tools"]
     assert described["paths"] == "absolute"
-    assert described["options"] == load_mapping(None).options
+    # The command passes {root}: the server is fenced to the workspace, and says so.
+    assert described["options"] == {**load_mapping(None).options, "sandbox": ["workspace-write"]}
 
 
 def test_the_guard_holds_through_the_bridge(bridge: McpBridge, tmp_path: Path) -> None:
@@ -451,3 +453,111 @@ def test_a_mapping_that_does_not_parse_is_one_error_line(tmp_path: Path) -> None
         f"ERROR: MCP mapping {path}: not TOML: "
         "Expected ']' at the end of a table declaration (at line 1, column 12)"
     ]
+
+
+# -- what the command grants, and what reaches the server ---------------------------------------
+
+ROOTS_COMMAND = f"{COMMAND} {{writableRoots}}"
+NOISY_COMMAND = f"{shlex.quote(sys.executable)} {shlex.quote(str(SERVER))} --noisy {{root}}"
+
+
+@pytest.mark.parametrize(
+    ("command", "sandbox", "roots"),
+    [
+        ("npx -y @modelcontextprotocol/server-filesystem {root}", ["workspace-write"], False),
+        ("npx -y @modelcontextprotocol/server-filesystem {root} {writableRoots}",
+         ["workspace-write"], True),
+        ("my-server --stdio", ["danger-full-access"], False),
+        ("my-server --allow={root}", ["workspace-write"], False),
+    ],
+)  # fmt: skip
+def test_the_built_in_mapping_declares_what_the_command_grants(
+    command: str, sandbox: list[str], roots: bool
+) -> None:
+    options = granted_options(load_mapping(None), shlex.split(command))
+    assert (options["sandbox"], options["writableRoots"]) == (sandbox, roots)
+
+
+def test_a_mapping_that_declares_the_sandbox_wins_over_the_command(tmp_path: Path) -> None:
+    path = mapping_file(tmp_path, '[describe.options]\nsandbox = ["danger-full-access"]\n')
+    options = granted_options(load_mapping(path), ["server", "{root}"])
+    assert (options["sandbox"], options["writableRoots"]) == (["danger-full-access"], False)
+
+
+def test_a_command_passing_the_mode_must_declare_the_modes() -> None:
+    with pytest.raises(MappingError) as raised:
+        granted_options(load_mapping(None), ["server", "--mode={sandbox}", "{root}"])
+    assert str(raised.value) == (
+        "the MCP server command passes {sandbox}: declare the modes the server honours in the "
+        "mapping ([describe.options] sandbox = [...])"
+    )
+
+
+def test_writable_roots_reach_the_server(tmp_path: Path) -> None:
+    root, extra = tmp_path / "ws", tmp_path / "extra"
+    root.mkdir()
+    extra.mkdir()
+    bridge = McpBridge.from_command(ROOTS_COMMAND, None)
+    try:
+        assert bridge.describe()["options"]["writableRoots"] is True
+        session = bridge.open_workspace(
+            str(root), {"sandbox": "workspace-write", "writableRoots": [str(extra)]}
+        )
+        inside = bridge.call_tool(session, "write", {"file_path": str(extra / "n.txt"),
+                                                     "content": "ok\n"})  # fmt: skip
+        assert inside["isError"] is False, text(inside)
+        outside = bridge.call_tool(session, "write", {"file_path": str(tmp_path / "no.txt"),
+                                                      "content": "no\n"})  # fmt: skip
+        assert outside["isError"] is True
+        assert "[sandbox: file access denied under workspace-write mode]" in text(outside)
+        bridge.close_workspace(session)
+    finally:
+        bridge.close()
+    assert (extra / "n.txt").read_text() == "ok\n"
+    assert not (tmp_path / "no.txt").exists()
+
+
+def test_lines_a_server_logs_onto_stdout_are_its_defect(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("a\n")
+    bridge = McpBridge.from_command(NOISY_COMMAND, None)
+    try:
+        session = bridge.open_workspace(str(tmp_path), {})
+        with pytest.raises(RuntimeError) as startup:
+            bridge.call_tool(session, "read", {"file_path": str(tmp_path / "a.txt")})
+        assert str(startup.value).startswith(
+            "the MCP server wrote a line to stdout that is not an MCP message (seen by the time "
+            "read_text_file answered): 'Secure MCP Filesystem Server running on stdio'"
+        )
+        assert str(startup.value).endswith(
+            "MCP's stdio transport carries only JSON-RPC messages there (a server logs to stderr)"
+        )
+        # Reported once, by the call that saw it: the next call is judged on its own.
+        again = bridge.call_tool(session, "read", {"file_path": str(tmp_path / "a.txt")})
+        assert again["isError"] is False
+        bridge.close_workspace(session)
+    finally:
+        bridge.close()
+
+
+def test_the_suite_judges_the_fence_of_an_mcp_server(tmp_path: Path) -> None:
+    path = tmp_path / "R.json"
+    done = run_suite("--harness-mcp", ROOTS_COMMAND, "--conformance-level", "behaviour", "-k",
+                     "SBX", "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    found = {c["id"]: c["outcome"] for c in cases(report(path))}
+    # Fenced to the workspace and its extra roots, as the command says: no false alarm on
+    # danger-full-access (SBX-008 does not apply), and the extra roots are judged.
+    assert (found["SBX-008"], found["SBX-009"], found["SBX-001"]) == (
+        "not-applicable", "passed", "passed",
+    )  # fmt: skip
+
+
+def test_a_noisy_server_fails_its_cases_naming_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "R.json"
+    done = run_suite("--harness-mcp", NOISY_COMMAND, "--conformance-case", "RD-001",
+                     "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 1, done.stdout[-4000:] + done.stderr[-2000:]
+    [case] = cases(report(path))
+    assert case["outcome"] == "failed"
+    assert "not an MCP message" in case["message"]
+    assert "'Secure MCP Filesystem Server running on stdio'" in case["message"]

@@ -167,8 +167,20 @@ def test_an_oversized_answer_fails_without_being_kept() -> None:
     transport.close()
 
 
+GREETS_THEN_HANGS = """
+import json, sys, time
+for line in sys.stdin:
+    request = json.loads(line)
+    if request["method"] != "describe":
+        time.sleep(3600)
+    sys.stdout.write(json.dumps({"id": request["id"], "result": {}}) + "\\n")
+    sys.stdout.flush()
+"""
+
+
 def test_three_timeouts_in_a_row_declare_the_harness_dead() -> None:
-    transport = _child("import time; time.sleep(3600)", timeout_s=0.2)
+    # Each restarted child answers the handshake, then hangs on its first tool call.
+    transport = _child(GREETS_THEN_HANGS, timeout_s=0.2, handshake_timeout_s=10)
     for _ in range(2):
         with pytest.raises(HarnessCallError, match=r"did not answer within 0\.2 s"):
             transport.call("call_tool", {"name": "read"})
@@ -185,11 +197,12 @@ def test_a_fresh_child_serves_after_one_died() -> None:
     transport = Stdio([sys.executable, "-m", "conformance.serve", "--harness", "tests.fixtures.hostile:exits_zero"],
                       label="exits", env=ENV, timeout_s=30)  # fmt: skip
     try:
+        transport.call("describe", {})
         first = transport.generation
+        transport.close()  # its sessions are gone at once, before a fresh child starts
+        assert transport.generation == first + 1
         transport.call("describe", {})
-        transport.close()
-        transport.call("describe", {})
-        assert transport.generation == first + 2
+        assert transport.generation == first + 1
     finally:
         transport.close()
 

@@ -14,6 +14,7 @@ from conformance import display
 from conformance.client import Client, Session
 from conformance.disk import Disk
 from conformance.harness.contract import Json, JsonObject
+from conformance.plugin import conformance_dir
 from conformance.secrets import RunSecrets
 from conformance.snapshots import ConformanceSnapshots, Transcript
 from conformance.spec import Wording
@@ -49,6 +50,31 @@ def judge(client: Client) -> Judge:
 def w(client: Client) -> Wording:
     """The wording in force: the spec's, or the harness's own wording table."""
     return client.wording
+
+
+class CaseDirs:
+    """``tmp_path_factory`` for the cases: directories under the run's base (``basetemp``)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self._config = config
+
+    def mktemp(self, name: str) -> Path:
+        """A fresh directory named after ``name``."""
+        return conformance_dir(self._config, name)
+
+
+@pytest.fixture(scope="session")
+def tmp_path_factory(pytestconfig: pytest.Config) -> CaseDirs:
+    """Cases never use pytest's temp directory: it lies under the system temp directory,
+    which a harness may grant as writable (SPEC {sandbox.temp-writable})."""
+    return CaseDirs(pytestconfig)
+
+
+@pytest.fixture
+def tmp_path(request: pytest.FixtureRequest) -> Path:
+    """This case's own directory under the run's base, outside the system temp directory."""
+    mark = request.node.get_closest_marker("case")
+    return conformance_dir(request.config, str(mark.args[0]) if mark else request.node.name)
 
 
 @pytest.fixture

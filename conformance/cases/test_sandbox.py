@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from conformance import display
+from conformance.basetemp import HARNESS_TMP
 from conformance.cases import case, needs
-from conformance.client import Session, Spelled
+from conformance.client import Client, Session, Spelled
 from conformance.disk import Disk
+from conformance.plugin import NOT_APPLICABLE
 from conformance.spec import Wording, fs
 
 DENIED = fs("FS_SANDBOX_DENIED")
@@ -179,3 +181,30 @@ def test_a_fenced_write_creates_no_parents(fenced: Session, root: Path, w: Wordi
     """create no parent directory for a fenced write"""
     denied(fenced, w, "write", "../made/up/deep.txt", "x")
     assert not (root.parent / "made").exists()
+
+
+@case("SBX-014", rules=["sandbox.temp-writable", "sandbox.writable-roots"])
+@needs(options=[WORKSPACE_WRITE])
+def test_the_temp_directory_is_writable_only_if_declared(
+    client: Client, fenced: Session, root: Path, w: Wording
+) -> None:
+    """write into the temp directory under workspace-write only if tempWritable says so"""
+    temp = client.scratch.get(HARNESS_TMP)
+    if temp is None:
+        pytest.skip(
+            f"{NOT_APPLICABLE}the suite sets the temp directory (TMPDIR) only of a harness in a "
+            "child process"
+        )
+    target = temp / "sbx-014.txt"
+    # Relative where the harness allows it, so the verdict reads the same on every run.
+    path = str(target) if client.profile.paths == "absolute" else os.path.relpath(target, root)
+    result = fenced.write(path, "in temp\n")
+    if client.profile.supports("tempWritable"):
+        result.accepted(
+            "sandbox.temp-writable", changes={f"<{HARNESS_TMP}>/sbx-014.txt": "in temp\n"}
+        )
+        # One more writable root, and still nothing else.
+        denied(fenced, w, "write", "../beside.txt", "no\n", rule="sandbox.writable-roots")
+    else:
+        result.refused("sandbox.temp-writable").says(
+            w.marker("workspace-write"), "marker.sandbox").code(DENIED, "sandbox.denied")  # fmt: skip

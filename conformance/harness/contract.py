@@ -54,11 +54,16 @@ FLAG_OPTIONS: Final = (
     "readWindow",
     "unguarded",
     "surrogates",
+    "tempWritable",
 )
+GRANTS: Final = ("tempWritable",)
+"""Flags that declare a wider fence rather than a feature: undeclared, they are false."""
 OPTIONS: Final = ("sandbox", *FLAG_OPTIONS)
 PATH_STYLES: Final = ("relative", "absolute", "any")
-ALL_OPTIONS: Final[Mapping[str, Json]] = {"sandbox": list(SANDBOX_MODES)} | dict.fromkeys(
-    FLAG_OPTIONS, True
+ALL_OPTIONS: Final[Mapping[str, Json]] = (
+    {"sandbox": list(SANDBOX_MODES)}
+    | dict.fromkeys(FLAG_OPTIONS, True)
+    | dict.fromkeys(GRANTS, False)
 )
 
 

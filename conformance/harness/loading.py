@@ -14,26 +14,47 @@ The ways to name one, first match wins (``conformance.plugin`` decides which app
 
 from __future__ import annotations
 
-import importlib
+import contextlib
 import os
 import shlex
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib.metadata import entry_points
-from typing import Any, Final
+from typing import Any
 
 from conformance.harness.contract import PROTOCOL_VERSION, ContractError, Profile, parse_profile
-from conformance.harness.stdio import Stdio, Trace, Validator
+from conformance.harness.objects import (
+    DEFAULT_HARNESS,
+    ENTRY_POINT_GROUP,
+    HarnessLoadError,
+    instantiate,
+    load_python_harness,
+    registered_harnesses,
+)
+from conformance.harness.serve import SERVE_PREFIX
+from conformance.harness.stdio import (
+    DEFAULT_HANDSHAKE_TIMEOUT_S,
+    DEFAULT_MAX_ANSWER_BYTES,
+    DEFAULT_TIMEOUT_S,
+    Stdio,
+    Trace,
+    Validator,
+)
 from conformance.harness.transport import HarnessCallError, InProcess, Transport
 
-ENTRY_POINT_GROUP: Final = "harness_conformance.harnesses"
-DEFAULT_HARNESS: Final = "reference"
-# Where the default lives when the distribution's entry points are not installed (a checkout).
-_BUILTIN: Final = {DEFAULT_HARNESS: "reference.adapter:ReferenceHarness"}
-
-
-class HarnessLoadError(Exception):
-    """The harness could not be loaded or started; one line says why."""
+__all__ = [
+    "DEFAULT_HARNESS",
+    "ENTRY_POINT_GROUP",
+    "Choice",
+    "HarnessLoadError",
+    "Settings",
+    "absolute_words",
+    "handshake",
+    "instantiate",
+    "load_python_harness",
+    "registered_harnesses",
+    "transport_for",
+]
 
 
 @dataclass(frozen=True)
@@ -51,52 +72,33 @@ class Settings:
     """How to reach a harness: isolation, limits, tracing, validation, where its child runs."""
 
     in_process: bool = False
-    timeout_s: float = 30.0
-    max_answer_bytes: int = 2 * 1024 * 1024
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    handshake_timeout_s: float = DEFAULT_HANDSHAKE_TIMEOUT_S
+    max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
     cwd: str | None = None
     tmpdir: str | None = None
     trace: Trace | None = None
     validator: Validator | None = None
 
 
-def registered_harnesses() -> dict[str, str]:
-    """Registered harness names and the ``module:attr`` each points at."""
-    found = dict(_BUILTIN)
-    found.update({ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)})
-    return found
+def absolute_words(words: Sequence[str], caller: str) -> list[str]:
+    """``words`` with each relative path that exists from ``caller`` made absolute.
 
-
-def load_python_harness(reference: str) -> object:
-    """The object ``reference`` names (``module:attr`` or a registered name), instantiated."""
-    target = reference if ":" in reference else registered_harnesses().get(reference)
-    if target is None:
-        known = ", ".join(sorted(registered_harnesses()))
-        raise HarnessLoadError(
-            f'harness "{reference}" is neither module:attr nor a registered name '
-            f"(registered under {ENTRY_POINT_GROUP}: {known})"
-        )
-    module_name, _, attr = target.partition(":")
-    try:
-        found: object = importlib.import_module(module_name)
-        for part in attr.split("."):
-            found = getattr(found, part)
-    except Exception as exc:
-        raise HarnessLoadError(f'harness "{reference}" cannot be loaded: {exc}') from exc
-    return instantiate(found, f'harness "{reference}"')
-
-
-def instantiate(candidate: object, label: str) -> object:
-    """``candidate`` itself, or what it makes when it is a class or a zero-argument factory."""
-    if isinstance(candidate, type) or (
-        callable(candidate) and not callable(getattr(candidate, "describe", None))
-    ):
-        try:
-            candidate = candidate()
-        except Exception as exc:
-            raise HarnessLoadError(f"{label} could not be created: {exc}") from exc
-    if not callable(getattr(candidate, "describe", None)):
-        raise HarnessLoadError(f"{label} has no describe() method")
-    return candidate
+    The child runs in a directory of the suite's, not the caller's, so ``node adapters/x.mjs``
+    must name the caller's file. A word counts as a path when it contains a slash, does not
+    start with ``-``, and names something that exists relative to ``caller``; anything else
+    (``-m pkg.mod``, ``--flag=rel/path``, a bare program name found on ``PATH``) is left as
+    written.
+    """
+    return [
+        os.path.normpath(os.path.join(caller, word))
+        if "/" in word
+        and not word.startswith("-")
+        and not os.path.isabs(word)
+        and os.path.lexists(os.path.join(caller, word))
+        else word
+        for word in words
+    ]
 
 
 def transport_for(choice: Choice, settings: Settings) -> Transport:
@@ -112,8 +114,15 @@ def transport_for(choice: Choice, settings: Settings) -> Transport:
             raise HarnessLoadError(f"{choice.label}: the command cannot be parsed: {exc}") from None
         if not command:
             raise HarnessLoadError(f"{choice.label}: the command is empty")
+        command = absolute_words(command, os.getcwd())
     elif choice.kind == "mcp":
-        command = [sys.executable, "-m", "conformance.serve", "--mcp", choice.value]
+        server = choice.value  # a command that does not parse: the bridge says so, in one line
+        with contextlib.suppress(ValueError):
+            words = shlex.split(choice.value)
+            found = absolute_words(words, os.getcwd())
+            if found != words:
+                server = shlex.join(found)
+        command = [sys.executable, "-m", "conformance.serve", "--mcp", server]
         if choice.mcp_map:
             command += ["--mcp-map", os.path.abspath(choice.mcp_map)]
     else:
@@ -122,6 +131,7 @@ def transport_for(choice: Choice, settings: Settings) -> Transport:
         command,
         label=choice.label,
         timeout_s=settings.timeout_s,
+        handshake_timeout_s=settings.handshake_timeout_s,
         max_answer_bytes=settings.max_answer_bytes,
         cwd=settings.cwd,
         env=_child_env(settings),
@@ -163,11 +173,12 @@ def handshake(transport: Transport, choice: Choice) -> Profile:
 
 
 def _startup_failure(choice: Choice, failure: str) -> str:
-    """One line: the serve loader's own complaint if there is one, else what happened."""
-    from conformance.harness.serve import SERVE_PREFIX  # noqa: PLC0415
+    """The serve loader's own one-line complaint if there is one, else what happened.
 
+    What happened is one line, followed by the last lines the child wrote to stderr (indented),
+    which are what an author needs to see why it did not start.
+    """
     for line in failure.splitlines():
         if SERVE_PREFIX in line:
             return line.split(SERVE_PREFIX, 1)[1].strip()
-    first = failure.splitlines()[0] if failure else "no answer"
-    return f"{choice.label} did not complete the handshake: {first}"
+    return f"{choice.label} did not complete the handshake: {failure or 'no answer'}"

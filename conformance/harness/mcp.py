@@ -5,11 +5,24 @@ suite's harness child (``python -m conformance.serve --mcp CMD``), so the suite 
 server's ``read_text_file``/``write_file``/``edit_file`` (or whatever the mapping names) exactly as
 it judges any harness. Each workspace gets its own MCP server process over stdio: ``CMD`` is split
 like a shell would split it, and in every word ``{root}`` becomes the workspace root and
-``{sandbox}`` the session's sandbox mode. A result is ``{"callId", "content": [one text block:
-the server's text blocks joined by newlines], "isError"}`` and never carries a structured
-``error``: MCP has no error taxonomy. A JSON-RPC error answer from the server is a failed result
-too; a server that hangs (past ``call_timeout``) or whose connection is gone fails the *call*
-instead, so a dead server can never pass a case that expects a refusal.
+``{sandbox}`` the session's sandbox mode; a word that is exactly ``{writableRoots}`` becomes the
+session's extra writable roots, one word each (none without them). A result is ``{"callId",
+"content": [one text block: the server's text blocks joined by newlines], "isError"}`` and
+never carries a structured ``error``: MCP has no error taxonomy. A JSON-RPC error answer from
+the server is a failed result too; a server that hangs (past ``call_timeout``) or whose
+connection is gone fails the *call* instead, so a dead server can never pass a case that
+expects a refusal. So does a server that writes a line to stdout that is not an MCP message (a
+``console.log`` onto the channel): the next call of that session fails and names the line, the
+server's defect.
+
+What the command grants
+-----------------------
+Unless the mapping declares ``sandbox``, the bridge declares what the command gives the server:
+a command that passes ``{root}`` confines the server to the workspace (``["workspace-write"]``:
+the MCP reference filesystem server allows only the directories it is given); one that passes
+neither ``{root}`` nor ``{sandbox}`` fences nothing the bridge knows of
+(``["danger-full-access"]``); one that passes ``{sandbox}`` must declare the modes the server
+honours. ``writableRoots`` is declared when the command has a ``{writableRoots}`` word.
 
 The mapping file (TOML)
 -----------------------
@@ -25,10 +38,10 @@ tools entirely (a spec tool it leaves out answers ``unknown tool``); ``[describe
     language = "typescript"     # default: "mcp"
     paths = "absolute"          # "absolute" (default), "relative" or "any"
 
-    [describe.options]          # default: every flag false, sandbox ["danger-full-access"]
+    [describe.options]          # default: every flag false, sandbox what the command grants
     readWindow = true           # declare only what holds for every session of the server:
-    replaceAll = true           # no option reaches the server except the sandbox mode,
-    sandbox = ["read-only"]     # through "{sandbox}" in the command
+    replaceAll = true           # no option reaches the server except the sandbox mode
+    sandbox = ["read-only"]     # ("{sandbox}") and the extra roots ("{writableRoots}")
 
     [server]
     startup_timeout = 20.0      # seconds to start and answer initialize
@@ -61,7 +74,7 @@ number literal over 100 characters or not finite, and arguments that are not an 
 refused by the bridge, and nothing is sent. Without ``--harness-mcp-map`` the built-in mapping
 (``DEFAULT_MAPPING``) fits the MCP reference filesystem server
 ``@modelcontextprotocol/server-filesystem`` (``npx -y @modelcontextprotocol/server-filesystem
-{root}``).
+{root} {writableRoots}``: every directory it is given is one it allows).
 """
 
 from __future__ import annotations
@@ -106,11 +119,9 @@ language = "mcp"
 paths = "absolute"
 
 [describe.options]
-sandbox = ["danger-full-access"]
 readWindow = false
 replaceAll = false
 unguarded = false
-writableRoots = false
 maxReadBytes = false
 probe = false
 probeInterrupt = false
@@ -143,6 +154,8 @@ SPEC_TOOLS: Final[dict[str, tuple[str, ...]]] = {
 """Each spec tool and its arguments, in schema order (SPEC §4.2)."""
 
 UNMAPPED_POLICIES: Final = ("pass", "drop", "error")
+ROOTS_WORD: Final = "{writableRoots}"
+"""A command word that becomes the session's extra writable roots, one word each."""
 _TOP_KEYS: Final = ("describe", "server", "tools")
 _DESCRIBE_KEYS: Final = ("name", "version", "language", "paths", "options")
 _SERVER_KEYS: Final = ("startup_timeout", "call_timeout", "env")
@@ -225,6 +238,8 @@ class McpMapping:
     """A whole mapping: the tools, the describe answer's overrides, the server settings."""
 
     tools: Mapping[str, ToolMap]
+    declared: frozenset[str] = frozenset()
+    """The ``[describe.options]`` the mapping names (the rest follow the command's grant)."""
     name: str | None = None
     version: str | None = None
     language: str = "mcp"
@@ -278,7 +293,8 @@ def parse_mapping(data: Mapping[str, Json], where: str) -> McpMapping:
         raise MappingError(
             f"{where}: describe.paths must be one of {', '.join(PATH_STYLES)}, got {paths!r}"
         )
-    options = _parse_options(_table(describe.get("options", {}), where, "describe.options"), where)
+    given = _table(describe.get("options", {}), where, "describe.options")
+    options = _parse_options(given, where)
     server = _table(data.get("server", {}), where, "server")
     _only(server, _SERVER_KEYS, where, "server.")
     timeouts = {
@@ -296,6 +312,7 @@ def parse_mapping(data: Mapping[str, Json], where: str) -> McpMapping:
         )
     return McpMapping(
         tools={name: _parse_tool(name, tools[name], where) for name in tools},
+        declared=frozenset(given),
         name=describe.get("name"),
         version=describe.get("version"),
         language=describe.get("language", "mcp"),
@@ -305,6 +322,22 @@ def parse_mapping(data: Mapping[str, Json], where: str) -> McpMapping:
         call_timeout=timeouts["call_timeout"],
         env=dict(env),
     )
+
+
+def granted_options(mapping: McpMapping, argv: list[str]) -> dict[str, Json]:
+    """The options the bridge declares: the mapping's, and what the command grants otherwise."""
+    options = dict(mapping.options)
+    if "sandbox" not in mapping.declared:
+        if any("{sandbox}" in word for word in argv):
+            raise MappingError(
+                "the MCP server command passes {sandbox}: declare the modes the server honours "
+                "in the mapping ([describe.options] sandbox = [...])"
+            )
+        fenced = any("{root}" in word for word in argv)
+        options["sandbox"] = ["workspace-write"] if fenced else ["danger-full-access"]
+    if "writableRoots" not in mapping.declared:
+        options["writableRoots"] = ROOTS_WORD in argv
+    return options
 
 
 def _parse_options(options: Mapping[str, Json], where: str) -> dict[str, Json]:
@@ -522,12 +555,26 @@ class _Session:
     client: ClientSession
     stop: concurrent.futures.Future[None]
     runner: concurrent.futures.Future[None]
+    strays: list[str] = field(default_factory=list)
+    """Lines the server wrote to stdout that are not MCP messages, not yet reported."""
     ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def next_id(self) -> str:
         with self.lock:
             return f"call_{next(self.ids)}"
+
+    def check_stdout(self, what: str) -> None:
+        """Fail the call if the server wrote something else than MCP messages on stdout."""
+        with self.lock:
+            found, self.strays[:] = list(self.strays), []
+        if found:
+            more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+            raise RuntimeError(
+                f"the MCP server wrote a line to stdout that is not an MCP message (seen by the "
+                f"time {what} answered): {found[0]!r}{more}; MCP's stdio transport carries only "
+                "JSON-RPC messages there (a server logs to stderr)"
+            )
 
 
 class McpBridge:
@@ -537,6 +584,8 @@ class McpBridge:
         self.command = command
         self.argv = argv
         self.mapping = mapping
+        self.options = granted_options(mapping, argv)
+        """What ``describe`` declares (the mapping's options, else the command's grant)."""
         self.server_info: tuple[str, str] | None = None
         self._sessions: dict[str, _Session] = {}
         self._handles = itertools.count(1)
@@ -574,7 +623,7 @@ class McpBridge:
     def probe(self) -> None:
         """Start the server once over a scratch root, so a bad command fails the handshake."""
         with tempfile.TemporaryDirectory(prefix="mcp-probe-") as root:
-            session = self._start(root, "danger-full-access")
+            session = self._start(root, _mode_of(self.options), [])
             self._stop(session)
 
     # -- the contract -------------------------------------------------------------------------
@@ -587,13 +636,13 @@ class McpBridge:
             "version": self.mapping.version or version,
             "language": self.mapping.language,
             "capabilities": ["tools"],
-            "options": dict(self.mapping.options),
+            "options": dict(self.options),
             "paths": self.mapping.paths,
         }
 
     def open_workspace(self, root: str, options: Mapping[str, Json]) -> str:
         """Start one server process for ``root``; its session handle."""
-        declared = self.mapping.options
+        declared = self.options
         for name, value in options.items():
             if name not in _OPTION_DEFAULTS:
                 raise ValueError(f"unknown workspace option {name!r}")
@@ -608,7 +657,10 @@ class McpBridge:
                     f"the MCP bridge cannot open a workspace with {name}={json.dumps(value)}: "
                     "the mapping does not declare it ([describe.options])"
                 )
-        session = self._start(root, options.get("sandbox") or "danger-full-access")
+        roots = options.get("writableRoots") or []
+        if not isinstance(roots, list) or not all(isinstance(r, str) for r in roots):
+            raise ValueError(f"writableRoots must be a list of paths, got {json.dumps(roots)}")
+        session = self._start(root, options.get("sandbox") or "danger-full-access", roots)
         with self._lock:
             handle = f"mcp_{next(self._handles)}"
             self._sessions[handle] = session
@@ -642,7 +694,9 @@ class McpBridge:
                 raise RuntimeError(
                     f"the MCP server closed the connection during {tool.tool}: {exc.message}"
                 ) from None
+            state.check_stdout(tool.tool)
             return _wire(call_id, f"Error: MCP error {exc.code}: {exc.message}", True)
+        state.check_stdout(tool.tool)
         return _wire(call_id, _text_of(result), bool(result.is_error))
 
     def close_workspace(self, session: str) -> None:
@@ -673,11 +727,19 @@ class McpBridge:
             raise KeyError(f"no open session {handle!r}")
         return state
 
-    def _start(self, root: str, sandbox: str) -> _Session:
-        argv = [word.replace("{root}", root).replace("{sandbox}", sandbox) for word in self.argv]
+    def _start(self, root: str, sandbox: str, roots: list[str]) -> _Session:
+        argv: list[str] = []
+        for word in self.argv:
+            if word == ROOTS_WORD:
+                argv += roots
+            else:
+                argv.append(word.replace("{root}", root).replace("{sandbox}", sandbox))
         ready: concurrent.futures.Future[ClientSession] = concurrent.futures.Future()
         stop: concurrent.futures.Future[None] = concurrent.futures.Future()
-        runner = asyncio.run_coroutine_threadsafe(self._connect(argv, ready, stop), self._loop)
+        strays: list[str] = []
+        runner = asyncio.run_coroutine_threadsafe(
+            self._connect(argv, ready, stop, strays), self._loop
+        )
         timeout = self.mapping.startup_timeout
         try:
             client = ready.result(timeout=timeout)
@@ -692,15 +754,20 @@ class McpBridge:
             raise ValueError(
                 f"MCP server command {self.command!r} could not start: {_reason(exc)}"
             ) from None
-        return _Session(client, stop, runner)
+        return _Session(client, stop, runner, strays)
 
     async def _connect(
         self,
         argv: list[str],
         ready: concurrent.futures.Future[ClientSession],
         stop: concurrent.futures.Future[None],
+        strays: list[str],
     ) -> None:
-        """Hold one connection open, in one task as the SDK's context managers need, until stop."""
+        """Hold one connection open, in one task as the SDK's context managers need, until stop.
+
+        A line on the server's stdout that is not an MCP message reaches the SDK's message
+        handler as an exception; it is kept in ``strays`` for the session's next call to report.
+        """
         from mcp import ClientSession, StdioServerParameters  # noqa: PLC0415
         from mcp.client.stdio import stdio_client  # noqa: PLC0415
         from mcp.types import Implementation  # noqa: PLC0415
@@ -712,6 +779,11 @@ class McpBridge:
         parameters = StdioServerParameters(
             command=argv[0], args=argv[1:], env={**os.environ, **self.mapping.env}
         )
+
+        async def on_message(message: object) -> None:
+            if isinstance(message, Exception):
+                strays.append(_stray_line(message))
+
         try:
             async with (
                 stdio_client(parameters, errlog=_errlog()) as (read, write),
@@ -719,6 +791,7 @@ class McpBridge:
                     read,
                     write,
                     client_info=Implementation(name="harness-conformance", version=__version__),
+                    message_handler=on_message,
                 ) as client,
             ):
                 initialized = await client.initialize()
@@ -754,6 +827,25 @@ class McpBridge:
                 f"the MCP server did not answer {what} within {timeout:g} s "
                 "(raise [server] call_timeout in the mapping)"
             ) from None
+
+
+def _mode_of(options: Mapping[str, Json]) -> str:
+    """A sandbox mode the options declare (the probe's), danger-full-access by preference."""
+    modes = options.get("sandbox") or []
+    return "danger-full-access" if "danger-full-access" in modes or not modes else str(modes[0])
+
+
+def _stray_line(error: Exception) -> str:
+    """The stdout line behind the SDK's parse error, as far as it says."""
+    errors = getattr(error, "errors", None)
+    if callable(errors):
+        with contextlib.suppress(Exception):
+            found = errors()
+            if found:
+                line = found[0].get("input")
+                text = line if isinstance(line, str) else json.dumps(line, default=str)
+                return text[:200]
+    return _one_line(str(error))[:200]
 
 
 def _wire(call_id: str, text: str, is_error: bool) -> JsonObject:

@@ -21,6 +21,7 @@ from typing import IO, Any, Final
 from conformance.encoding import json_text
 from conformance.harness.contract import PROTOCOL_VERSION, Json, JsonObject
 from conformance.harness.dispatch import Propagated, UnknownMethod, dispatch
+from conformance.harness.objects import load_python_harness
 
 SERVE_PREFIX: Final = "conformance.serve: "
 """Starts the one line this module writes to stderr when it cannot serve at all."""
@@ -157,8 +158,6 @@ def _load(args: argparse.Namespace) -> Any:
         return McpBridge.from_command(args.mcp, args.mcp_map)
     if not args.harness:
         raise ValueError("--harness module:attr (or --mcp CMD) is required")
-    from conformance.harness.loading import load_python_harness  # noqa: PLC0415
-
     return load_python_harness(args.harness)
 
 

@@ -4,8 +4,11 @@ The child can hang, exit, print garbage or answer with megabytes; none of it tak
 down. Every call has a timeout; an answer is read with a size limit (the rest of an oversized
 line is discarded unread into memory); stderr is drained all the time so a full pipe never
 blocks the child, and its last lines explain a failure. After a failure the child is stopped, and
-the next call starts a fresh one. A harness that times out several calls in a row is declared
-dead: every remaining call fails at once with that reason.
+the next call starts a fresh one — which, like the first, is greeted with ``describe`` (SPEC
+{proto.handshake}) within the handshake's own timeout before it is sent anything else; a fresh
+child that cannot answer it is dead. Sessions belong to the process that opened them: a call
+naming a session of a stopped child is never sent to its successor. A harness that times out
+several calls in a row is declared dead: every remaining call fails at once with that reason.
 """
 
 from __future__ import annotations
@@ -30,6 +33,10 @@ from conformance.harness.contract import Json, JsonObject
 from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
 
 DEFAULT_TIMEOUT_S: Final = 30.0
+DEFAULT_HANDSHAKE_TIMEOUT_S: Final = 60.0
+HANDSHAKE: Final = "describe"
+TIMEOUT_OPTION: Final = "--conformance-timeout"
+HANDSHAKE_TIMEOUT_OPTION: Final = "--conformance-handshake-timeout"
 DEFAULT_MAX_ANSWER_BYTES: Final = 2 * 1024 * 1024
 DEAD_AFTER_TIMEOUTS: Final = 3
 STDERR_LINES: Final = 200
@@ -96,6 +103,9 @@ class _Child:
         self._reading = False  # the drain is waiting in os.read with every line before handled
         self._ended = False
         self.stopping = False
+        self.generation = 0
+        self.greeted = False
+        """Whether it has answered the handshake (a fresh child must, before anything else)."""
         self._stderr_reader = threading.Thread(
             target=self._drain_stderr, daemon=True, name="harness-stderr"
         )
@@ -236,6 +246,7 @@ class Stdio(Transport):
         *,
         label: str,
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        handshake_timeout_s: float | None = None,
         max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
@@ -246,13 +257,18 @@ class Stdio(Transport):
         self.command = tuple(command)
         self.label = label
         self.timeout_s = timeout_s
+        self.handshake_timeout_s = timeout_s if handshake_timeout_s is None else handshake_timeout_s
+        """How long a fresh child may take to answer ``describe`` (start-up included)."""
         self.max_answer_bytes = max_answer_bytes
         self.cwd = cwd
         self.env = dict(env) if env is not None else None
         self.trace = trace
         self.validator = validator
         self._lock = threading.Lock()
+        self._start_lock = threading.Lock()  # one child starts (and is greeted) at a time
         self._child: _Child | None = None
+        self._session_owner: dict[str, int] = {}  # session handle -> generation that opened it
+        self._stopped_because = ""
         self._pending: dict[int, _Pending] = {}
         self._ids = itertools.count(1)
         self._timeouts_in_a_row = 0
@@ -270,35 +286,8 @@ class Stdio(Transport):
     def call(self, method: str, params: JsonObject) -> Json:
         """Send one request and wait for its answer, within the timeout."""
         what = _describe_call(method, params)
-        with self._lock:
-            if self._dead is not None:
-                raise HarnessDead(f"{what} not made: {self._dead}", method=method)
-            child = self._ensure_child(what, method)
-            request_id = next(self._ids)
-            pending = self._pending[request_id] = _Pending(method)
-        line = json_text({"id": request_id, "method": method, "params": params})
-        try:
-            if self.trace is not None:
-                self.trace.write("send", line)
-            child.send(line)
-        except (BrokenPipeError, OSError, UnicodeEncodeError) as exc:
-            self._forget(request_id)
-            if isinstance(exc, UnicodeEncodeError):
-                raise HarnessCallError(
-                    f"{what}: the request cannot be sent as UTF-8 JSON ({exc.reason})",
-                    method=method,
-                ) from None
-            self._broken(child, f"stopped reading its stdin ({child.status()})", with_tail=True)
-        timeout = self.timeout_s
-        if self.deadline is not None:
-            timeout = max(0.0, min(timeout, self.deadline - time.monotonic()))
-        if not pending.done.wait(timeout):
-            self._timed_out(child, request_id, what, method, timeout)
-        self._forget(request_id)
-        if pending.failure is not None:
-            raise HarnessCallError(f"{what} failed: the harness {pending.failure}", method=method)
-        answer = pending.answer
-        assert answer is not None
+        child = self._current(what, method, params)
+        answer = self._exchange(child, method, params, what)
         if method == "call_tool":
             # Only a tool answering proves the harness alive: a harness that opens sessions
             # but hangs on every tool call must still be declared dead.
@@ -321,7 +310,94 @@ class Stdio(Transport):
                     f"{what}: the answer does not fit the protocol schema: {problem}",
                     method=method,
                 )
+        with self._lock:
+            if method == "open_workspace" and isinstance(result, str):
+                self._session_owner[result] = child.generation
+            elif method == "close_workspace" and isinstance(params.get("session"), str):
+                self._session_owner.pop(params["session"], None)
         return result
+
+    def abandon(self, reason: str) -> bool:
+        """Stop the child if a call is still waiting on it; ``reason`` says whose call it was."""
+        with self._lock:
+            child = self._child
+            waiting = [p.method for p in self._pending.values() if not p.done.is_set()]
+        if child is None or not waiting:
+            return False
+        self._retire(child, f"was stopped: {reason}")
+        return True
+
+    def _current(self, what: str, method: str, params: JsonObject) -> _Child:
+        """The running child (started and greeted if need be) that may be sent this call."""
+        session = params.get("session")
+        with self._lock:
+            if self._dead is not None:
+                raise HarnessDead(f"{what} not made: {self._dead}", method=method)
+            owner = self._session_owner.get(session) if isinstance(session, str) else None
+            if owner is not None and owner != self.generation:
+                raise HarnessCallError(
+                    f"{what} not made: session {session!r} belonged to a harness process that "
+                    f"{self._stopped_because or 'was stopped'}",
+                    method=method,
+                )
+        with self._start_lock:
+            with self._lock:
+                child = self._child
+            if child is None:
+                child = self._start(what, method)
+            if not child.greeted and method != HANDSHAKE:
+                self._greet(child, what, method)
+            return child
+
+    def _greet(self, child: _Child, what: str, method: str) -> None:
+        """The handshake a restarted child owes before its first real call."""
+        try:
+            self._exchange(child, HANDSHAKE, {}, HANDSHAKE)
+        except HarnessCallError as exc:
+            with self._lock:
+                self._dead = f"the harness is dead: a fresh process did not start: {exc}"
+                dead = self._dead
+            raise HarnessDead(f"{what} not made: {dead}", method=method) from None
+
+    def _exchange(self, child: _Child, method: str, params: JsonObject, what: str) -> JsonObject:
+        """Send one request to ``child`` and wait for its answer (raw), within the timeout."""
+        with self._lock:
+            if self._child is not child:  # stopped since it was chosen: its pending were failed
+                raise HarnessCallError(
+                    f"{what} failed: the harness {self._stopped_because}", method=method
+                )
+            request_id = next(self._ids)
+            pending = self._pending[request_id] = _Pending(method)
+        line = json_text({"id": request_id, "method": method, "params": params})
+        try:
+            if self.trace is not None:
+                self.trace.write("send", line)
+            child.send(line)
+        except (BrokenPipeError, OSError, UnicodeEncodeError) as exc:
+            self._forget(request_id)
+            if isinstance(exc, UnicodeEncodeError):
+                raise HarnessCallError(
+                    f"{what}: the request cannot be sent as UTF-8 JSON ({exc.reason})",
+                    method=method,
+                ) from None
+            self._broken(child, f"stopped reading its stdin ({child.status()})", with_tail=True)
+        handshake = method == HANDSHAKE
+        timeout = self.handshake_timeout_s if handshake else self.timeout_s
+        limit = (
+            f"the handshake timeout, {HANDSHAKE_TIMEOUT_OPTION}" if handshake else TIMEOUT_OPTION
+        )
+        if self.deadline is not None and self.deadline - time.monotonic() < timeout:
+            timeout, limit = max(0.0, self.deadline - time.monotonic()), "the run's deadline"
+        if not pending.done.wait(timeout):
+            self._timed_out(child, request_id, what, method, waited=timeout, limit=limit)
+        self._forget(request_id)
+        if pending.failure is not None:
+            raise HarnessCallError(f"{what} failed: the harness {pending.failure}", method=method)
+        answer = pending.answer
+        assert answer is not None
+        if handshake:
+            child.greeted = True
+        return answer
 
     def close(self) -> None:
         """Stop the child; the next call starts a fresh one."""
@@ -333,30 +409,28 @@ class Stdio(Transport):
 
     # -- internals --------------------------------------------------------------------------
 
-    def _ensure_child(self, what: str, method: str) -> _Child:
-        if self._child is not None:
-            return self._child
+    def _start(self, what: str, method: str) -> _Child:
         try:
-            self._child = _Child(self)
+            child = _Child(self)
         except OSError as exc:
             command = " ".join(self.command)
             raise HarnessCallError(
                 f"{what} not made: the harness command {command!r} cannot start: {exc}",
                 method=method,
             ) from None
-        self.generation += 1
+        with self._lock:
+            child.generation = self.generation
+            self._child = child
         if self.trace is not None:
-            self.trace.write(
-                "event", f"started {' '.join(self.command)} (pid {self._child.process.pid})"
-            )
-        return self._child
+            self.trace.write("event", f"started {' '.join(self.command)} (pid {child.process.pid})")
+        return child
 
     def _forget(self, request_id: int) -> None:
         with self._lock:
             self._pending.pop(request_id, None)
 
     def _timed_out(
-        self, child: _Child, request_id: int, what: str, method: str, waited: float
+        self, child: _Child, request_id: int, what: str, method: str, *, waited: float, limit: str
     ) -> None:
         self._forget(request_id)
         with self._lock:
@@ -366,7 +440,7 @@ class Stdio(Transport):
                     f"the harness is dead: {self._timeouts_in_a_row} calls in a row timed out"
                 )
             dead = self._dead
-        message = f"{what} did not answer within {waited:.1f} s{child.tail()}"
+        message = f"{what} did not answer within {waited:.1f} s ({limit}){child.tail()}"
         self._retire(child, f"was stopped: {what} timed out")
         if dead is not None:
             raise HarnessDead(f"{message}\n{dead}", method=method)
@@ -382,6 +456,9 @@ class Stdio(Transport):
             if self._child is not child:
                 return
             self._child = None
+            # Its sessions are gone with it: nothing opened there may be sent to a successor.
+            self.generation += 1
+            self._stopped_because = reason.splitlines()[0]
             pending = list(self._pending.values())
             self._pending.clear()
         if self.trace is not None:

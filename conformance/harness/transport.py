@@ -55,6 +55,13 @@ class Transport(ABC):
         """What the harness wrote to its log so far (a child's stderr); None if not observable."""
         return None
 
+    def abandon(self, reason: str) -> bool:
+        """Stop the harness if a call is still waiting on it (a case ended without its answer).
+
+        Returns whether it did; a transport that cannot stop its harness returns False.
+        """
+        return False
+
     def set_pause_handler(self, handler: PauseHandler | None) -> None:
         """What the suite does when an armed mutation pauses (SPEC §6.4)."""
         with self._pause_lock:

@@ -22,6 +22,7 @@ from conformance.causes import group
 from conformance.harness.contract import (
     CAPABILITIES,
     FLAG_OPTIONS,
+    GRANTS,
     SANDBOX_MODES,
     Json,
     JsonObject,
@@ -322,14 +323,18 @@ def _options(harness: JsonObject) -> str:
     if not isinstance(options, dict):
         return f"options: none{tail}"
     sandbox = [str(m) for m in options.get("sandbox") or []]
-    flags = [name for name in FLAG_OPTIONS if options.get(name) is True]
-    if sandbox == list(SANDBOX_MODES) and len(flags) == len(FLAG_OPTIONS):
-        return f"options: all{tail}"
-    without = [name for name in FLAG_OPTIONS if name not in flags]
+    features = [name for name in FLAG_OPTIONS if name not in GRANTS]
+    flags = [name for name in features if options.get(name) is True]
+    # A grant widens the fence; it is no feature whose absence the page should point out.
+    grants = "".join(f"; grants {name}" for name in GRANTS if options.get(name) is True)
+    if sandbox == list(SANDBOX_MODES) and len(flags) == len(features):
+        return f"options: all{grants}{tail}"
+    without = [name for name in features if name not in flags]
     return (
         f"options: sandbox {'/'.join(sandbox) or 'none'}"
         + (f", {', '.join(flags)}" if flags else "")
         + (f"; without {', '.join(without)}" if without else "")
+        + grants
         + tail
     )
 

@@ -1,0 +1,96 @@
+"""Where a run keeps its files: a base outside the system temp directory, made and removed.
+
+Real harnesses' ``workspace-write`` modes grant the system temp directory (SPEC
+{sandbox.temp-writable}). If the suite's workspaces, the "outside" areas beside them, or the
+harness child's own directories lay under it, a sandbox verdict would depend on where TMPDIR
+points. So one run lives in a directory of its own under a *base*::
+
+    <base>/conformance-<random>/
+        harness/cwd/        the harness child's working directory (watched in every case)
+        harness/tmp/        the child's TMPDIR (watched; the directory tempWritable grants)
+        cases/<CASE>-<random>/ws, outside, …   one directory per case, the workspace inside
+
+The base is ``--conformance-basetemp DIR`` if given, else ``$XDG_CACHE_HOME/harness-conformance``
+(``~/.cache/harness-conformance`` without it): a directory every user can write and that no
+harness grants as a temp area. The run's directory is removed when the run ends, and so is the
+base itself if the suite created it and it is empty then. A base you choose should lie outside
+the system temp directory too (``/tmp``, TMPDIR): a harness in process sees the suite's TMPDIR,
+and some harnesses grant ``/tmp`` by name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Final
+
+OPTION: Final = "--conformance-basetemp"
+HARNESS_CWD: Final = "harness cwd"
+HARNESS_TMP: Final = "harness tmp"
+"""How verdicts name the harness child's directories: ``<harness tmp>/file``."""
+_UNSAFE: Final = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+class BaseTempError(ValueError):
+    """The base cannot be used; one line names it and why."""
+
+
+def default_base() -> Path:
+    """``$XDG_CACHE_HOME/harness-conformance``, or ``~/.cache/harness-conformance``."""
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "harness-conformance"
+
+
+class RunBase:
+    """One run's directory under the base: the harness's directories and one per case."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self._made_base = False
+        self.run: Path | None = None
+
+    def create(self) -> None:
+        """Make the base (if missing) and the run's own directory; ``BaseTempError`` if not."""
+        where = f"{OPTION} {self.base}"
+        try:
+            if not self.base.exists():
+                self.base.mkdir(parents=True)
+                self._made_base = True
+            self.run = Path(tempfile.mkdtemp(prefix="conformance-", dir=self.base))
+            for part in ("harness/cwd", "harness/tmp", "cases"):
+                (self.run / part).mkdir(parents=True)
+        except OSError as exc:
+            raise BaseTempError(
+                f"{where}: cannot be created: {exc.strerror or exc}; choose another with {OPTION}"
+            ) from None
+
+    @property
+    def harness_cwd(self) -> Path:
+        """The harness child's working directory."""
+        assert self.run is not None
+        return self.run / "harness" / "cwd"
+
+    @property
+    def harness_tmp(self) -> Path:
+        """The harness child's TMPDIR."""
+        assert self.run is not None
+        return self.run / "harness" / "tmp"
+
+    def case_dir(self, name: str) -> Path:
+        """A fresh directory for one case (``name`` is its case ID or test name)."""
+        assert self.run is not None
+        prefix = _UNSAFE.sub("-", name)[:40] + "-"
+        return Path(tempfile.mkdtemp(prefix=prefix, dir=self.run / "cases"))
+
+    def remove(self) -> None:
+        """Remove the run's directory, and the base if this run made it and it is empty now."""
+        if self.run is not None:
+            shutil.rmtree(self.run, ignore_errors=True)
+            self.run = None
+        if self._made_base:
+            with contextlib.suppress(OSError):  # another run is using it meanwhile
+                self.base.rmdir()

@@ -1,0 +1,135 @@
+"""Temp areas and the sandbox (SPEC {sandbox.temp-writable}): the same verdicts under any TMPDIR.
+
+A harness whose ``workspace-write`` grants the system temp directory passes when it declares
+``tempWritable`` and fails SBX-014 — and nothing else — when it does not, whichever TMPDIR the
+suite is started with; the run's workspaces live in a base of their own, made and removed.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from conformance.basetemp import RunBase, default_base
+from conformance.harness.contract import parse_profile
+from tests.suite import case_of, error_lines, fixture, outcomes, report, run_suite
+
+
+def _sandbox_run(tmp_path: Path, name: str, temp: Path) -> tuple[int, dict[str, object]]:
+    temp.mkdir(exist_ok=True)
+    path = tmp_path / f"{name}-{temp.name}.json"
+    done = run_suite("--harness", fixture(f"temp_grant:{name}"), "-k", "SBX",
+                     "--conformance-report", str(path), cwd=tmp_path,
+                     env={"TMPDIR": str(temp)})  # fmt: skip
+    return done.returncode, report(path)
+
+
+@pytest.fixture
+def two_tmpdirs(tmp_path: Path) -> list[Path]:
+    """One TMPDIR beside the run's base, and one that contains it (as /tmp would)."""
+    return [tmp_path / "elsewhere", tmp_path]
+
+
+def test_a_declared_temp_grant_passes_under_any_tmpdir(
+    tmp_path: Path, two_tmpdirs: list[Path]
+) -> None:
+    runs = [_sandbox_run(tmp_path, "declared", temp) for temp in two_tmpdirs]
+    for status, data in runs:
+        assert status == 0, data
+        found = outcomes(data)
+        assert found["SBX-014"] == "passed"
+        assert set(found.values()) == {"passed"}
+    assert outcomes(runs[0][1]) == outcomes(runs[1][1])
+
+
+def test_an_undeclared_temp_grant_fails_only_the_temp_case_under_any_tmpdir(
+    tmp_path: Path, two_tmpdirs: list[Path]
+) -> None:
+    runs = [_sandbox_run(tmp_path, "undeclared", temp) for temp in two_tmpdirs]
+    verdicts = []
+    for status, data in runs:
+        assert status == 1
+        found = outcomes(data)
+        assert [case for case, outcome in found.items() if outcome != "passed"] == ["SBX-014"]
+        verdicts.append(case_of(data, "SBX-014")["verdicts"][0]["verdict"])  # type: ignore[index]
+    # Word for word the same verdict, wherever TMPDIR pointed.
+    assert verdicts[0] == verdicts[1]
+    assert verdicts[0].startswith(
+        'write of "../../../harness/tmp/sbx-014.txt" accepted and "<harness tmp>/sbx-014.txt" created'
+    )
+    assert "SPEC §3.5 {sandbox.temp-writable}" in verdicts[0]
+
+
+def test_the_reference_keeps_the_temp_directory_fenced(tmp_path: Path) -> None:
+    path = tmp_path / "R.json"
+    done = run_suite("--conformance-case", "SBX-014", "--conformance-report", str(path),
+                     cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert outcomes(report(path)) == {"SBX-014": "passed"}
+
+
+def test_the_temp_case_does_not_apply_in_process(tmp_path: Path) -> None:
+    path = tmp_path / "R.json"
+    done = run_suite("--conformance-in-process", "--conformance-case", "SBX-014",
+                     "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:]
+    message = str(case_of(report(path), "SBX-014")["message"])
+    assert message == (
+        "not applicable: the suite sets the temp directory (TMPDIR) only of a harness in a "
+        "child process"
+    )
+
+
+def test_the_base_is_made_and_removed(tmp_path: Path) -> None:
+    base = tmp_path / "deep" / "base"
+    done = run_suite("-k", "SBX-01", "--conformance-basetemp", str(base), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert not base.exists()
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    done = run_suite("-k", "SBX-01", "--conformance-basetemp", str(kept), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert os.listdir(kept) == []  # the run's own directory is gone; the chosen one stays
+
+
+def test_a_base_that_cannot_be_made_is_one_error_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    done = run_suite("--conformance-basetemp", str(blocker / "base"), cwd=tmp_path)
+    assert done.returncode == 4
+    assert error_lines(done) == [
+        f"ERROR: --conformance-basetemp {blocker / 'base'}: cannot be created: Not a directory; "
+        "choose another with --conformance-basetemp"
+    ]
+
+
+def test_the_default_base_is_the_users_cache_not_the_temp_directory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert default_base() == tmp_path / "cache" / "harness-conformance"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_base() == tmp_path / "home" / ".cache" / "harness-conformance"
+    run = RunBase(tmp_path / "home" / ".cache" / "harness-conformance")
+    run.create()
+    assert run.harness_tmp.is_dir()
+    assert run.harness_cwd.is_dir()
+    assert run.case_dir("SBX-014").name.startswith("SBX-014-")
+    run.remove()
+    assert not (tmp_path / "home" / ".cache" / "harness-conformance").exists()
+
+
+def test_temp_writable_is_never_assumed() -> None:
+    undeclared = parse_profile(
+        {"name": "n", "version": "1", "language": "x", "capabilities": ["tools"]}, "h"
+    )
+    assert undeclared.supports("writableRoots")  # options not declared: features assumed…
+    assert not undeclared.supports("tempWritable")  # …but never a wider fence
+    declared = parse_profile(
+        {"name": "n", "version": "1", "language": "x", "capabilities": ["tools"],
+         "options": {"tempWritable": True}}, "h",
+    )  # fmt: skip
+    assert declared.supports("tempWritable")
