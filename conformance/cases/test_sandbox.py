@@ -13,7 +13,7 @@ from conformance.basetemp import HARNESS_TMP
 from conformance.cases import case, needs
 from conformance.client import Client, Session, Spelled
 from conformance.disk import Disk
-from conformance.plugin import NOT_APPLICABLE
+from conformance.outcomes import NOT_APPLICABLE
 from conformance.spec import Wording, fs
 
 DENIED = fs("FS_SANDBOX_DENIED")
