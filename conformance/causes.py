@@ -98,11 +98,8 @@ RULES: Final[dict[tuple[str, str, str], str]] = {
 A combination the table does not list keeps the rule its case cited for the call.
 """
 
-_BEHAVIOUR_RULES: Final = {
-    "refused-and-changed": "fs.publish.identical",
-    "other-files-changed": "tool.changes-only-target",
-    "harness-dir-files": "tool.changes-only-target",
-}
+_BEHAVIOUR_RULES: Final = {"harness-dir-files": "tool.changes-only-target"}
+"""Deviations whose rule is the same whatever the case: the rest keep the case's own rule."""
 
 
 def rule_for(tool: str, situation: str | None, expected: str, deviation: str, cited: str) -> str:

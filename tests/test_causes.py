@@ -241,7 +241,7 @@ FIXTURES: dict[str, set[str]] = {
     "loses_concurrent_edits": {
         "fs.version.changes · changed-since-read · accepted-instead-of-refused",
         # its read-modify-write also follows a directory swapped for a symlink (PUB-004)
-        "fs.publish.identical · existing-read · refused-and-changed",
+        "fs.publish.no-redirect · existing-read · refused-and-changed",
     },
     "absolute_no_dotdot": {
         "fs.resolve.display · spelled-with-dotdot · refused-instead-of-accepted"
