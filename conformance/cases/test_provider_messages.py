@@ -208,14 +208,14 @@ def test_permission_denied(session: Session, disk: Disk, w: Wording) -> None:
     assert stat.S_IMODE(os.stat(disk.path("ro.txt")).st_mode) == 0o444
 
 
-@case("PRV-013", rules=["fs.msg.os-error"])
+@case("PRV-013", rules=["fs.msg.os-error", "fs.reason"])
 def test_other_os_errors(session: Session, disk: Disk, w: Wording) -> None:
     """report other OS errors by their lower-cased reason: 'cannot read "<p>": file name too long'"""
     name = "n" * 300
     for op, result in [("read", session.read(name)), ("write", session.write(name, "x"))]:
         result.refused("fs.msg.os-error")
         result.says(
-            w.fs_error("fs.io", op=op, p=disk.display(name), reason="file name too long"),
+            w.fs_error("fs.io", op=op, p=disk.display(name), reason=w("reason.ENAMETOOLONG")),
             "fs.msg.os-error",
         )
         result.code(fs("FS_IO_ERROR"), "fs.msg.os-error")
