@@ -582,7 +582,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """When only part of the suite runs, unused snapshots are neither an error nor deleted.
 
     (See ``ConformanceSnapshots``: out-of-tree snapshots make syrupy call the siblings of a
-    node-ID selection unused.)
+    node-ID selection unused.) A behaviour-only run compares no snapshot at all (they are
+    wording), so it counts as partial too.
     """
     config = session.config
     state = config.stash[STATE]
@@ -590,7 +591,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     # Only now is the selection final (-k and -m deselect after our collection hook).
     state.selected = [c for c in (_case_id(i) for i in session.items if _is_case(i)) if c]
-    whole = not state.deselected and all(_names_whole_suite(arg) for arg in config.args)
+    whole = (
+        not state.deselected
+        and all(_names_whole_suite(arg) for arg in config.args)
+        and "wording" in state.levels
+    )
     ConformanceSnapshots.partial_run = not whole
     if not whole:
         config.option.warn_unused_snapshots = True
