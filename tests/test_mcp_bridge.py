@@ -224,7 +224,7 @@ def test_a_mapping_file_overrides_the_built_in_one_table_by_table(tmp_path: Path
          "tools.read.unmapped must be one of pass, drop, error, got 'ignore'"),
         ("[describe.options]\nguard = false\n",
          "unknown key describe.options.guard; known here: sandbox, writableRoots, maxReadBytes, "
-         "probe, probeInterrupt, replaceAll, readWindow, unguarded, surrogates"),
+         "probe, probeInterrupt, replaceAll, readWindow, unguarded, surrogates, tempWritable"),
         ("[server]\ncall_timeout = 0\n",
          "server.call_timeout must be a positive number of seconds, got 0"),
     ],
