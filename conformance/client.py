@@ -19,8 +19,14 @@ from typing import Final, cast
 
 from conformance import display
 from conformance.causes import Observations, rule_for, signature
-from conformance.harness.contract import ContractError, Json, JsonObject, Profile
-from conformance.harness.transport import Transport
+from conformance.harness.contract import (
+    PROTOCOL_METHODS_OF,
+    ContractError,
+    Json,
+    JsonObject,
+    Profile,
+)
+from conformance.harness.transport import HarnessCallError, Transport
 from conformance.rules import cite
 from conformance.secrets import RunSecrets
 from conformance.spec import Wording
@@ -168,9 +174,9 @@ class Result:
         return self
 
     def code(self, expected: tuple[str, str] | None, rule: str) -> Result:
-        """The structured error is ``{name, code}`` (or absent); judged only with taxonomy."""
+        """The structured error is ``{name, code}`` (or absent); judged only with toolCodes."""
         judge = self._gate()
-        if judge is not None and self.profile.has("taxonomy"):
+        if judge is not None and self.profile.has("toolCodes"):
 
             def sentence() -> str:
                 got = "no structured error" if self.error is None else _pair(self.error)
@@ -181,6 +187,29 @@ class Result:
                          signature=signature(rule, self.record.situation, "code-differs"),
                          call=self.record.index)  # fmt: skip
         return self
+
+
+def _require_workspace(root: str, scenario: Mapping[str, Json]) -> None:
+    """Every workspace file of the scenario that no external step deletes is there afterwards.
+
+    A harness that leaves them to the suite would otherwise fail later, on a raw missing file.
+    """
+    workspace = scenario.get("workspace")
+    if not isinstance(workspace, dict):
+        return
+    deleted = {
+        op.get("path")
+        for step in scenario.get("steps") or []
+        if isinstance(step, dict)
+        for op in step.get("external") or []
+        if isinstance(op, dict) and op.get("op") == "delete"
+    }
+    for relpath in workspace:
+        if relpath not in deleted and not os.path.lexists(os.path.join(root, relpath)):
+            raise ContractError(
+                f"run_scenario: the scenario's workspace file {relpath!r} is not there after the "
+                f"run; {cite('scenario.workspace')}"
+            )
 
 
 def _pair(error: tuple[str, str]) -> str:
@@ -496,6 +525,12 @@ class Client:
         """The secrets planted in the harness's environment for this run."""
         self.scratch: dict[str, Path] = {}
         """The harness child's own working and temporary directories, watched in every case."""
+        self.case_id: str | None = None
+        """The case being run, so a method found missing in it can be named by later cases."""
+        self.unknown: dict[str, str] = {}
+        """Declared methods the harness answered as unknown → the case that found it out."""
+        self.lacking: Callable[[str], None] | None = None
+        """Called (the plugin skips the case as not applicable) before a lacked method is used."""
 
     def take_suite_changes(self) -> dict[str, Entry | None] | None:
         """What a pause action changed during the last call (the suite's doing), once."""
@@ -503,8 +538,31 @@ class Client:
         return changes
 
     def call(self, method: str, params: JsonObject) -> Json:
-        """One raw contract call."""
-        return self.transport.call(method, params)
+        """One raw contract call.
+
+        A method the harness lists in ``describe.lacks`` is never sent: the case is not
+        applicable. A declared method the harness answers as unknown fails the first case that
+        meets it in one line; every later call of it says which case that was.
+        """
+        if method in self.profile.lacks and self.lacking is not None:
+            self.lacking(method)
+        if method in self.unknown:
+            raise ContractError(
+                f"{method}: see {self.unknown[method]} (the harness has no {method})"
+            )
+        try:
+            return self.transport.call(method, params)
+        except HarnessCallError as exc:
+            if not exc.unknown or not self.profile.implements(method):
+                raise
+            self.unknown[method] = self.case_id or "the first case that called it"
+            owners = [c for c, ms in PROTOCOL_METHODS_OF.items() if method in ms]
+            owner = next((c for c in owners if self.profile.has(c)), "a")
+            raise ContractError(
+                f"{method}: the harness declares the {owner} capability but answered {method} "
+                f"as an unknown method; implement it, or list it in describe.lacks "
+                f"({cite('contract.declared')})"
+            ) from None
 
     # -- errors -------------------------------------------------------------------------------
 
@@ -652,6 +710,7 @@ class Client:
                 'every event must be {"type": str, "data": {…}}',
                 record,
             )
+        _require_workspace(root, scenario)
         return cast(list[JsonObject], records)
 
     def derive(self, events: list[JsonObject]) -> list[JsonObject]:

@@ -595,6 +595,11 @@ def case_seed(case_id: str) -> int:
     return int.from_bytes(hashlib.sha256(case_id.encode()).digest()[:8], "big")
 
 
+def _not_applicable_without(method: str) -> None:
+    """A case reached a method the harness lists in ``describe.lacks``: it does not apply."""
+    pytest.skip(f"{NOT_APPLICABLE}needs the {method} method (the harness lacks it)")
+
+
 def _missing(item: pytest.Item, profile: Profile) -> str | None:
     """What a case needs that the harness does not declare, in words, or None.
 
@@ -609,7 +614,13 @@ def _missing(item: pytest.Item, profile: Profile) -> str | None:
         for option in mark.kwargs.get("options", ()):
             name, _, mode = option.partition(":")
             if not profile.supports(name, mode or None):
-                return f"needs the sandbox mode {mode}" if mode else f"needs the option {name}"
+                if not mode:
+                    return f"needs the option {name}"
+                what = "the sandbox mode" if name == "sandbox" else name
+                return f"needs {what} {mode}"
+        for method in mark.kwargs.get("methods", ()):
+            if not profile.implements(method):
+                return f"needs the {method} method (the harness lacks it)"
         paths = mark.kwargs.get("paths")
         if paths is not None and profile.paths not in paths:
             return f"needs paths {' or '.join(paths)} (the harness takes {profile.paths} paths)"
@@ -663,7 +674,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """When only part of the suite runs, unused snapshots are neither an error nor deleted.
 
     (See ``ConformanceSnapshots``: out-of-tree snapshots make syrupy call the siblings of a
-    node-ID selection unused.)
+    node-ID selection unused.) A behaviour-only run compares no snapshot at all (they are
+    wording), so it counts as partial too.
     """
     config = session.config
     state = config.stash[STATE]
@@ -682,7 +694,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     # Only now is the selection final (-k and -m deselect after our collection hook).
     state.selected = [c for c in (_case_id(i) for i in session.items if _is_case(i)) if c]
-    whole = not state.deselected and all(_names_whole_suite(arg) for arg in config.args)
+    whole = (
+        not state.deselected
+        and all(_names_whole_suite(arg) for arg in config.args)
+        and "wording" in state.levels
+    )
     ConformanceSnapshots.partial_run = not whole
     if not whole:
         config.option.warn_unused_snapshots = True
@@ -738,6 +754,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if state.client is not None:
         state.client.judge = judge
         state.client.wording.root = None
+        state.client.case_id = case_id
+        state.client.lacking = _not_applicable_without
 
 
 @pytest.hookimpl(wrapper=True)
@@ -806,7 +824,8 @@ def pytest_runtest_makereport(
             return report
         # The harness could not be reached: one line, not the suite's traceback.
         report.longrepr = scrub(display.text(f"{case_id}: {error}"))
-    if report.when == "call" and judge is not None:
+    skipped = report.skipped and not hasattr(report, "wasxfail")
+    if report.when == "call" and judge is not None and not skipped:
         failed = report.failed or (report.skipped and hasattr(report, "wasxfail"))
         data: dict[str, Any] = {
             "levels": judge.outcomes(failed_by_exception=failed and not judge.violations),

@@ -52,6 +52,11 @@ TEMPLATES: Final[dict[str, str]] = {
     ),
     "fs.redirected": 'cannot {op} "{p}": the path changed while it was being written',
     "fs.sandbox": 'cannot {op} "{p}": file access denied under {mode} mode',
+    # §3.4 the reason of each OS error a case triggers (the {reason} of fs.io)
+    "reason.ENAMETOOLONG": "file name too long",
+    "reason.ENOSPC": "no space left on device",
+    "reason.EROFS": "read-only file system",
+    "reason.EIO": "input/output error",
     # §4.1 the policy, §4.3 the remedy, §4.4 the marker
     "policy.edit_unobserved": 'edit requires reading "{p}" first',
     "remedy.reread": " — re-read the file, then retry",

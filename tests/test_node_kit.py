@@ -58,3 +58,33 @@ def test_the_kits_own_tests_pass(node: str) -> None:
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "# fail 0" in done.stdout
+
+
+NATURAL = REPO / "tests" / "fixtures" / "node_natural" / "harness.mjs"
+
+
+def test_a_harness_written_the_way_javascript_authors_write_passes(
+    node: str, tmp_path: Path
+) -> None:
+    # Error subclasses, String(err) as "Name: message", causes of any value, one pause point,
+    # the taxonomy without to_error: every case that applies passes, and the ones that assumed
+    # Python (TAX-001, TAX-028) or a pair of pause points apply to it.
+    path = tmp_path / "report.json"
+    done = run_suite("--harness-cmd", f"{node} {NATURAL}", "--conformance-level", "behaviour",
+                     "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-4000:]
+    data = report(path)
+    found = outcomes(data)
+    assert by_area(data, "failed") == {}
+    for case in ("TAX-001", "TAX-028", "TAX-025", "TAX-027", "PUB-002", "PUB-003", "PROP-005"):
+        assert found[case] == "passed", case
+    assert (found["TAX-007"], found["TAX-008"], found["PUB-004"]) == ("not-applicable",) * 3
+    taxonomy = tmp_path / "taxonomy.json"
+    # The error methods at every level too: their wording is the spec's, in any language.
+    methods = [c for c, o in found.items() if c.startswith(("TAX-", "PROP-")) and o == "passed"]
+    methods += [f"REM-00{n}" for n in range(1, 9)]
+    selection = [arg for case in methods for arg in ("--conformance-case", case)]
+    done = run_suite("--harness-cmd", f"{node} {NATURAL}", *selection,
+                     "--conformance-report", str(taxonomy), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-4000:]
+    assert by_area(report(taxonomy), "failed") == {}

@@ -79,7 +79,7 @@ def test_serve_answers_bad_requests_with_errors(served: subprocess.Popen[str]) -
     )
     assert not_json["id"] is None
     assert str(not_json["error"]["message"]).startswith("not JSON")  # type: ignore[index]
-    assert unknown == {"id": 5, "error": {"message": "unknown method 'teleport'"}}
+    assert unknown == {"id": 5, "error": {"message": "unknown method 'teleport'", "unknown": True}}
     assert missing == {"id": 6, "error": {"message": "KeyError: 'root'"}}
 
 

@@ -125,6 +125,8 @@ async function answer(handlers, line, pauses, send) {
   } catch (error) {
     const text = describeThrown(error);
     message = failure(id, error instanceof ProtocolError ? text : `${method} failed: ${text}`);
+    // SPEC {#proto.unknown}: a method the harness does not have is said so, machine-readably.
+    if (error instanceof UnknownMethod) message.error.unknown = true;
     // An interruption that escaped the call (SPEC §2.1) is named by the thrower, e.g.
     // `Object.assign(new Error('interrupted'), {propagated: 'KeyboardInterrupt'})`.
     if (typeof error?.propagated === 'string') message.error.propagated = error.propagated;
@@ -142,7 +144,7 @@ async function invoke(handlers, method, params, pauses) {
     return armPause.call(handlers, session, point, () => pauses.pause(session, point));
   }
   const spec = METHODS.get(method);
-  if (spec === undefined) throw new ProtocolError(`unknown method ${JSON.stringify(method)}`);
+  if (spec === undefined) throw new UnknownMethod(`unknown method ${JSON.stringify(method)}`);
   requireParams(method, params, spec.params);
   const fn = handler(handlers, method, spec.handler);
   return fn.apply(handlers, spec.params.map((name) => params[name]));
@@ -172,7 +174,7 @@ async function describe(handlers) {
 function handler(handlers, method, name) {
   const fn = handlers[name];
   if (typeof fn !== 'function') {
-    throw new ProtocolError(`${method} is not supported by this harness (no handlers.${name})`);
+    throw new UnknownMethod(`${method} is not supported by this harness (no handlers.${name})`);
   }
   return fn;
 }
@@ -198,6 +200,9 @@ function toJson(result) {
 
 /** A refusal by the kit itself; its message is answered without the "<method> failed:" prefix. */
 class ProtocolError extends Error {}
+
+/** A method the harness does not implement; answered with `unknown: true`. */
+class UnknownMethod extends ProtocolError {}
 
 function failure(id, message) {
   return { id, error: { message } };

@@ -101,7 +101,7 @@ def test_call_ids_count_across_the_run(client: Client, root: Path, judge: Judge)
                 rule="loop.numbering")  # fmt: skip
 
 
-@case("LOOP-005", rules=["script.tool-calls", "loop.envelope"])
+@case("LOOP-005", rules=["script.tool-calls", "loop.envelope", "loop.tool-use-id"])
 def test_raw_arguments_and_parsed_input(client: Client, root: Path, judge: Judge) -> None:
     """record the raw argument text in tool/call, and the parsed input (or raw text) in tool_use"""
     calls = [
@@ -316,12 +316,13 @@ def test_when_external_steps_apply(client: Client, root: Path, judge: Judge) -> 
 
 @case("LOOP-016", rules=["script.external.touch", "script.external.same-size"])
 def test_touch_and_same_size_rewrite_exactly(client: Client, root: Path, judge: Judge) -> None:
-    """move the mtime by exactly one second on touch; rewrite in place with the mtime restored"""
+    """move the mtime by one second on touch; rewrite in place with the mtime restored (to the µs)"""
     workspace = {"t.txt": "t\n", "s.txt": "abc\n"}
     (root / "t.txt").write_text("t\n")
     (root / "s.txt").write_text("abc\n")
-    os.utime(root / "t.txt", ns=(1_600_000_000_000_000_000, 1_600_000_000_123_456_789))
-    os.utime(root / "s.txt", ns=(1_600_000_000_000_000_000, 1_600_000_000_987_654_321))
+    # Whole seconds: every runtime can read and set them exactly (Node's utimes keeps µs).
+    os.utime(root / "t.txt", ns=(1_600_000_000_000_000_000, 1_600_000_123_000_000_000))
+    os.utime(root / "s.txt", ns=(1_600_000_000_000_000_000, 1_600_000_987_000_000_000))
     before = {name: os.stat(root / name) for name in workspace}
     steps: list[Json] = [{"external": [{"op": "touch", "path": "t.txt"},
                                        {"op": "same_size_rewrite", "path": "s.txt", "content": "xyz\n"}]},
@@ -329,10 +330,10 @@ def test_touch_and_same_size_rewrite_exactly(client: Client, root: Path, judge: 
     scenario = {"name": "inline", "workspace": {}, "prompt": "go", "steps": steps}
     client.scenario(str(root), scenario)
     touched, rewritten = os.stat(root / "t.txt"), os.stat(root / "s.txt")
-    judge.equal("the mtime after touch (ns)", touched.st_mtime_ns, before["t.txt"].st_mtime_ns + 1_000_000_000,
-                rule="script.external.touch")  # fmt: skip
-    judge.equal("(inode, mtime ns) after same_size_rewrite", (rewritten.st_ino, rewritten.st_mtime_ns),
-                (before["s.txt"].st_ino, before["s.txt"].st_mtime_ns), rule="script.external.same-size")  # fmt: skip
+    judge.equal("the mtime after touch (µs)", touched.st_mtime_ns // 1000,
+                (before["t.txt"].st_mtime_ns + 1_000_000_000) // 1000, rule="script.external.touch")  # fmt: skip
+    judge.equal("(inode, mtime µs) after same_size_rewrite", (rewritten.st_ino, rewritten.st_mtime_ns // 1000),
+                (before["s.txt"].st_ino, before["s.txt"].st_mtime_ns // 1000), rule="script.external.same-size")  # fmt: skip
 
 
 @case("LOOP-017", rules=["script.tool-calls"])

@@ -6,7 +6,9 @@ the same harness gets the same verdict on every run.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from typing import Final
 
 import pytest
 from hypothesis import given
@@ -22,9 +24,12 @@ from conformance.verdict import Judge
 
 GUARDED = spec.REMEDIES
 # JSON whose compact rendering is the same in every language (no floats).
+INDEX_KEY: Final = re.compile(r"0|[1-9][0-9]*")
+KEYS: Final = TEXT.filter(lambda key: INDEX_KEY.fullmatch(key) is None)
+"""Object keys whose given order every language keeps ({err.render}: not array indices)."""
 EXACT_JSON: st.SearchStrategy[Json] = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**53), 2**53) | TEXT,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner, max_size=4),
     max_leaves=10,
 )
 
@@ -103,7 +108,7 @@ def test_registry_reports_every_harness_error(probe: Session, client: Client, ki
 
 
 @case("PROP-004", rules=["err.to-error.value", "err.to-error.exception", "err.render"])
-@needs("taxonomy")
+@needs("taxonomy", methods=["to_error"])
 @given(value=EXACT_JSON, kind=st.sampled_from(["Exception", "HarnessError", "FsError"]))
 def test_to_error(client: Client, judge: Judge, value: Json, kind: str) -> None:
     """wrap every non-exception value as UNKNOWN with it as cause; return exceptions unchanged"""

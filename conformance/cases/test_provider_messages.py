@@ -226,8 +226,10 @@ def test_too_large(open_session: Callable[..., Session], disk: Disk, w: Wording)
 def test_permission_denied(session: Session, disk: Disk, w: Wording) -> None:
     """refuse a file the process may not write: 'cannot write "<p>": permission denied'"""
     disk.write("ro.txt", "keep\n")
-    observe(session, "ro.txt")
+    # Read-only before it is read: the observation is current, so only the permission can
+    # refuse (a chmod after the read changes the ctime, and a stale refusal would pass).
     disk.path("ro.txt").chmod(0o444)
+    observe(session, "ro.txt")
     p = disk.display("ro.txt")
     for op, result in [
         ("write", session.write("ro.txt", "x")),
@@ -246,14 +248,14 @@ def test_permission_denied(session: Session, disk: Disk, w: Wording) -> None:
     assert stat.S_IMODE(os.stat(disk.path("ro.txt")).st_mode) == 0o444
 
 
-@case("PRV-013", rules=["fs.msg.os-error"])
+@case("PRV-013", rules=["fs.msg.os-error", "fs.reason"])
 def test_other_os_errors(session: Session, disk: Disk, w: Wording) -> None:
     """report other OS errors by their lower-cased reason: 'cannot read "<p>": file name too long'"""
     name = "n" * 300
     for op, result in [("read", session.read(name)), ("write", session.write(name, "x"))]:
         result.refused("fs.msg.os-error")
         result.says(
-            w.fs_error("fs.io", op=op, p=disk.display(name), reason="file name too long"),
+            w.fs_error("fs.io", op=op, p=disk.display(name), reason=w("reason.ENAMETOOLONG")),
             "fs.msg.os-error",
         )
         result.code(fs("FS_IO_ERROR"), "fs.msg.os-error")
@@ -344,6 +346,23 @@ def test_crlf_is_kept(session: Session, disk: Disk) -> None:
     )
     session.write("write.txt", "a\r\nb\r\n").accepted(
         "fs.text.utf8", changes={"write.txt": b"a\r\nb\r\n"}
+    )
+
+
+@case("PRV-031", rules=["fs.text.utf8", "fs.text.mixed-endings"])
+def test_mixed_line_endings_are_kept(session: Session, disk: Disk) -> None:
+    """keep every line ending of a mixed file (LF, CRLF, a lone CR) outside the edited text"""
+    mixed = b"a\r\nb\nc\rd\r\n\ne\r\n"
+    disk.write("m.txt", mixed)
+    observe(session, "m.txt")
+    session.edit("m.txt", "b", "B").accepted(
+        "fs.text.mixed-endings", changes={"m.txt": b"a\r\nB\nc\rd\r\n\ne\r\n"}
+    )
+    session.edit("m.txt", "d\r\n\ne", "D\nE").accepted(
+        "fs.text.mixed-endings", changes={"m.txt": b"a\r\nB\nc\rD\nE\r\n"}
+    )
+    session.write("m.txt", "1\n2\r\n3\r").accepted(
+        "fs.text.utf8", changes={"m.txt": b"1\n2\r\n3\r"}
     )
 
 

@@ -46,7 +46,7 @@ def test_a_hard_link_keeps_the_old_bytes(session: Session, disk: Disk) -> None:
 
 
 @case("PUB-002", rules=["fs.publish.atomic", "pause.point"])
-@needs("pause")
+@needs("pause", options=["pausePoints:staged"])
 def test_a_reader_never_sees_a_partial_file(session: Session, disk: Disk, judge: Judge) -> None:
     """let a reader see only the old bytes, whole, while the new content is being staged"""
     old = "old line\n" * 20_000
@@ -64,7 +64,7 @@ def test_a_reader_never_sees_a_partial_file(session: Session, disk: Disk, judge:
 
 
 @case("PUB-003", rules=["fs.publish.no-clobber", "fs.msg.exists-unread", "pause.point"])
-@needs("pause")
+@needs("pause", options=["pausePoints:staged"])
 def test_a_competitor_that_appears_while_staging_is_kept(session: Session, disk: Disk, judge: Judge,
                                                           w: Wording) -> None:  # fmt: skip
     """never overwrite a file another program created while the new one was being staged"""
@@ -80,7 +80,7 @@ def test_a_competitor_that_appears_while_staging_is_kept(session: Session, disk:
 
 
 @case("PUB-004", rules=["fs.publish.no-redirect", "sandbox.workspace-write", "pause.point"])
-@needs("pause", options=["sandbox:workspace-write"])
+@needs("pause", options=["pausePoints:checked", "sandbox:workspace-write"])
 def test_a_directory_swapped_for_a_symlink_after_the_check(open_session: Callable[..., Session], root: Path,
                                                            disk: Disk, judge: Judge) -> None:  # fmt: skip
     """never publish outside the fence when a checked directory is swapped for a symlink"""
@@ -160,7 +160,7 @@ def full(root: Path) -> Iterator[Path]:
         yield mountpoint
 
 
-@case("PUB-006", rules=["fs.publish.identical", "fs.msg.os-error"])
+@case("PUB-006", rules=["fs.publish.identical", "fs.msg.os-error", "fs.reason"])
 def test_a_full_disk_leaves_the_old_file_whole(
     session: Session, disk: Disk, full: Path, w: Wording
 ) -> None:
@@ -169,9 +169,7 @@ def test_a_full_disk_leaves_the_old_file_whole(
     observe(session, "small/a.txt")
     result = session.write("small/a.txt", "y" * 70_000).refused("fs.publish.identical")
     result.says(
-        w.fs_error(
-            "fs.io", op="write", p=disk.display("small/a.txt"), reason="no space left on device"
-        ),
+        w.fs_error("fs.io", op="write", p=disk.display("small/a.txt"), reason=w("reason.ENOSPC")),
         "fs.msg.os-error",
     )
     result.code(IO, "fs.msg.os-error")
@@ -183,7 +181,7 @@ def test_a_full_disk_leaves_the_old_file_whole(
     )
 
 
-@case("PUB-007", rules=["fs.msg.read-only-fs", "fs.publish.identical"])
+@case("PUB-007", rules=["fs.msg.read-only-fs", "fs.publish.identical", "fs.reason"])
 def test_a_read_only_filesystem(session: Session, disk: Disk, full: Path, w: Wording) -> None:
     """report EROFS as 'read-only file system' for existing and new files alike"""
     disk.write("small/a.txt", "keep\n")
@@ -194,20 +192,18 @@ def test_a_read_only_filesystem(session: Session, disk: Disk, full: Path, w: Wor
         result.refused("fs.msg.read-only-fs").code(IO, "fs.msg.read-only-fs")
         path = "small/new.txt" if "new.txt" in str(result.record.arguments) else "small/a.txt"
         result.says(
-            w.fs_error("fs.io", op=op, p=disk.display(path), reason="read-only file system"),
+            w.fs_error("fs.io", op=op, p=disk.display(path), reason=w("reason.EROFS")),
             "fs.msg.read-only-fs",
         )
 
 
-@case("PUB-008", rules=["fs.msg.os-error"])
+@case("PUB-008", rules=["fs.msg.os-error", "fs.reason"])
 def test_an_input_output_error(session: Session, disk: Disk, root: Path, w: Wording) -> None:
     """report EIO from a failing device as 'input/output error'"""
     with failing_device(root / "dev", {"a.txt": b"hello\n" * 500}):
         result = session.read("dev/a.txt").refused("fs.msg.os-error")
         result.says(
-            w.fs_error(
-                "fs.io", op="read", p=disk.display("dev/a.txt"), reason="input/output error"
-            ),
+            w.fs_error("fs.io", op="read", p=disk.display("dev/a.txt"), reason=w("reason.EIO")),
             "fs.msg.os-error",
         )
         result.code(IO, "fs.msg.os-error")

@@ -11,7 +11,7 @@ from conformance.spec import Wording, fs
 from conformance.verdict import Judge
 
 
-@case("RD-001", rules=["read.output", "read.footer"])
+@case("RD-001", rules=["read.output", "read.footer", "read.no-trailing-newline"])
 def test_read_numbers_lines(session: Session, disk: Disk, w: Wording, judge: Judge) -> None:
     """show '<n>: <line>' lines, a blank line and the end-of-file footer"""
     disk.write("a.txt", "first line\nsecond line\n")
@@ -21,7 +21,9 @@ def test_read_numbers_lines(session: Session, disk: Disk, w: Wording, judge: Jud
                     f"<path>{disk.display('a.txt')}</path>\n<type>file</type>\n<content>\n"
                     "1: first line\n2: second line\n\n(End of file - total 2 lines)\n</content>",
                     rule="read.output", level="wording")  # fmt: skip
-    session.read("a.txt").accepted("read.output").says(expected, "read.output")
+    result = session.read("a.txt").accepted("read.output").says(expected, "read.output")
+    judge.true(result.text != expected + "\n", "the read output goes on with a newline after its last line",
+               rule="read.no-trailing-newline", level="wording")  # fmt: skip
 
 
 @case("RD-002", rules=["read.lines", "read.empty", "read.footer"])

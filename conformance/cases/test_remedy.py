@@ -221,7 +221,7 @@ def test_the_provider_message_behind_a_remedy_is_bare(session: Session, disk: Di
                 "FS_NOT_OBSERVED", rule="remedy.cause")  # fmt: skip
 
 
-@case("REM-016", rules=["fs.os-error.cause", "contract.tool-error"])
+@case("REM-016", rules=["fs.os-error.cause", "fs.os-error.node", "contract.tool-error"])
 @needs("taxonomy", "toolErrors")
 def test_an_os_error_stays_chained(session: Session, client: Client, judge: Judge) -> None:
     """keep the OS error as the cause of the FsError the model's result came from"""

@@ -28,7 +28,13 @@ CASES = [
         name,
         id=name,
         marks=case(
-            f"SCN-{number:03d}", rules=["scenario.pinned", "scenario.format", "scenario.normalize"]
+            f"SCN-{number:03d}",
+            rules=[
+                "scenario.pinned",
+                "scenario.format",
+                "scenario.normalize",
+                "scenario.workspace",
+            ],
         ),
     )
     for number, name in enumerate(scenarios.SCENARIO_SET, start=1)
@@ -65,6 +71,6 @@ def test_policy_reject_step_one(client: Client, root: Path, judge: Judge, w: Wor
     judge.equal("the first result's content", first.get("content"),
                 [{"type": "text", "text": w.remedied("policy.edit_unobserved", "FS_NOT_OBSERVED", p=f"{root}/settings.txt")}],
                 rule="remedy.texts", level="wording")  # fmt: skip
-    if client.profile.has("taxonomy"):
+    if client.profile.has("toolCodes"):
         judge.equal("the first result's error", first.get("error"), {"name": "FsError", "code": "FS_NOT_OBSERVED"},
                     rule="scenario.pinned", level="wording")  # fmt: skip

@@ -34,10 +34,20 @@ def _rejected(client: Client, judge: Judge, kind: str, spec: JsonObject, rule: s
 
 @case("TAX-001", rules=["err.code-distinct", "contract.inspect"])
 def test_code_stays_out_of_the_message(client: Client, judge: Judge) -> None:
-    """keep the code out of the message: str(err) is exactly the message"""
+    """keep the code out of the message and out of the error's string form"""
     described = client.inspect(client.error("HarnessError", "disk full", code="FS_IO_ERROR"))
-    judge.equal("the error's (message, text, code)", (described["message"], described["text"], described["code"]),
-                ("disk full", "disk full", "FS_IO_ERROR"), rule="err.code-distinct")  # fmt: skip
+    judge.equal("the error's (message, code)", (described["message"], described["code"]),
+                ("disk full", "FS_IO_ERROR"), rule="err.code-distinct")  # fmt: skip
+    judge.true("FS_IO_ERROR" not in described["text"],
+               f"the error's string form {described['text']!r} shows its code", rule="err.code-distinct")  # fmt: skip
+
+
+@case("TAX-031", rules=["err.str"])
+@needs("native")
+def test_the_string_form_is_the_bare_message(client: Client, judge: Judge) -> None:
+    """make str(err) exactly the message, where the language's string form is the message"""
+    described = client.inspect(client.error("HarnessError", "disk full", code="FS_IO_ERROR"))
+    judge.equal("the error's string form", described["text"], "disk full", rule="err.str")
 
 
 @case("TAX-002", rules=["err.name", "err.is-harness-error"])
@@ -103,6 +113,7 @@ def test_is_harness_error_is_strict(client: Client, judge: Judge) -> None:
 
 
 @case("TAX-007", rules=["err.to-error.exception"])
+@needs(methods=["to_error"])
 def test_to_error_returns_exceptions_unchanged(client: Client, judge: Judge) -> None:
     """return an exception from to_error unchanged (the same object)"""
     for handle in [
@@ -115,6 +126,7 @@ def test_to_error_returns_exceptions_unchanged(client: Client, judge: Judge) -> 
 
 
 @case("TAX-008", rules=["err.to-error.value", "err.render"])
+@needs(methods=["to_error"])
 def test_to_error_wraps_values_as_unknown(client: Client, judge: Judge) -> None:
     """wrap a returned failure value as HarnessError UNKNOWN with the value as cause"""
     for value, message in [
@@ -133,7 +145,7 @@ def test_to_error_wraps_values_as_unknown(client: Client, judge: Judge) -> None:
                         rule="err.to-error.value")  # fmt: skip
 
 
-@case("TAX-009", rules=["err.render", "chain.value"])
+@case("TAX-009", rules=["err.render", "chain.value", "json.compact"])
 def test_values_render_as_compact_json(client: Client, judge: Judge) -> None:
     """render values as compact JSON in their key order, without escaping non-ASCII or <>&"""
     for value, text in [({"msg": "é", "n": [1, 2]}, '{"msg":"é","n":[1,2]}'), ("just text", "just text"),
@@ -144,6 +156,9 @@ def test_values_render_as_compact_json(client: Client, judge: Judge) -> None:
             text,
             rule="err.render",
         )
+    escapes = {"t": 'q"\\ \n\t\r\b\f\u0001\u001f\u007f/\u2028é'}
+    judge.equal("error_chain of a value holding every kind of escape", client.chain({"value": escapes}),
+                '{"t":"q\\"\\\\ \\n\\t\\r\\b\\f\\u0001\\u001f\u007f/\u2028é"}', rule="json.compact")  # fmt: skip
 
 
 @case("TAX-010", rules=["chain.join"])
@@ -384,14 +399,23 @@ def test_a_very_deep_chain(client: Client, judge: Judge) -> None:
     )
 
 
-@case("TAX-028", rules=["contract.make-error"])
+@case("TAX-028", rules=["contract.make-error", "contract.value-causes"])
 def test_make_error_takes_exactly_what_is_asked(client: Client, judge: Judge) -> None:
-    """refuse a value cause for kinds that only take exceptions; chain a group's own cause"""
+    """give other kinds a value cause exactly as declared (valueCauses); chain a group's cause"""
+    everywhere = client.profile.supports("valueCauses", "all")
     for kind in ["Exception", "ToolArgsError", "ExceptionGroup"]:
         spec: JsonObject = {"message": "m", "cause": {"value": {"x": 1}}, **DEFAULTS.get(kind, {})}
         if kind == "ExceptionGroup":
             spec["members"] = [client.error("Exception", "a")]
-        _rejected(client, judge, kind, spec, "contract.make-error")
+        if not everywhere:
+            _rejected(client, judge, kind, spec, "contract.value-causes")
+            continue
+        answer = client.try_error(kind, **spec)
+        judge.true("handle" in answer, f"make_error refused a {kind} with a value cause although "
+                   f"valueCauses is all: {answer.get('rejected')}", rule="contract.value-causes")  # fmt: skip
+        if "handle" in answer:
+            judge.equal(f"the cause of a {kind} built with a value cause", client.inspect(answer["handle"])["cause"],
+                        {"value": {"x": 1}}, rule="contract.value-causes")  # fmt: skip
     root = client.error("Exception", "root")
     group = client.error(
         "ExceptionGroup", "g", members=[client.error("Exception", "a")], cause={"handle": root}

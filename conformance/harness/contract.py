@@ -39,12 +39,28 @@ CAPABILITY_METHODS: Final[dict[str, tuple[str, ...]]] = {
     "native": ("native_error", "adopt_error"),
     "toolErrors": ("tool_error",),
     "pause": ("arm_pause",),
+    "toolCodes": (),
 }
 """Capability → the Python methods that implement it (the protocol methods share the names,
-except ``native``, which the protocol expresses as ``native_roundtrip``/``_repr``/``_raise``)."""
+except ``native``, which the protocol expresses as ``native_roundtrip``/``_repr``/``_raise``).
+``toolCodes`` (structured ``{name, code}`` on tool results) brings no method of its own."""
+
+PROTOCOL_METHODS_OF: Final[dict[str, tuple[str, ...]]] = CAPABILITY_METHODS | {
+    "native": ("native_roundtrip", "native_repr", "native_raise", "native_unrenderable"),
+}
+"""Capability → the protocol methods it brings (what ``lacks`` may name)."""
 
 CAPABILITIES: Final = tuple(CAPABILITY_METHODS)
+IMPLIED: Final[dict[str, str]] = {"toolCodes": "taxonomy"}
+"""A capability that another one implies: a ``taxonomy`` harness has codes on its results."""
 SANDBOX_MODES: Final = ("read-only", "workspace-write", "danger-full-access")
+PAUSE_POINTS: Final = ("checked", "staged")
+VALUE_CAUSES: Final = ("harness", "all")
+"""Which kinds ``make_error`` gives a value cause: the harness kinds only, or every kind."""
+LIST_OPTIONS: Final[dict[str, tuple[str, ...]]] = {
+    "sandbox": SANDBOX_MODES,
+    "pausePoints": PAUSE_POINTS,
+}
 FLAG_OPTIONS: Final = (
     "writableRoots",
     "maxReadBytes",
@@ -58,13 +74,16 @@ FLAG_OPTIONS: Final = (
 )
 GRANTS: Final = ("tempWritable",)
 """Flags that declare a wider fence rather than a feature: undeclared, they are false."""
-OPTIONS: Final = ("sandbox", *FLAG_OPTIONS)
+OPTIONS: Final = (*LIST_OPTIONS, "valueCauses", *FLAG_OPTIONS)
 PATH_STYLES: Final = ("relative", "absolute", "any")
 ALL_OPTIONS: Final[Mapping[str, Json]] = (
-    {"sandbox": list(SANDBOX_MODES)}
+    {name: list(values) for name, values in LIST_OPTIONS.items()}
+    | {"valueCauses": "harness"}
     | dict.fromkeys(FLAG_OPTIONS, True)
     | dict.fromkeys(GRANTS, False)
 )
+"""What a harness that declares no options is taken to support (``tempWritable`` is a claim
+about behaviour, not support: undeclared, the temp directory is not writable)."""
 
 
 class ContractError(Exception):
@@ -83,16 +102,28 @@ class Profile:
     paths: str = "any"
     inferred: bool = False
     options_declared: bool = True
+    lacks: frozenset[str] = frozenset()
+    """Protocol methods of declared capabilities that the harness does not implement."""
 
     def has(self, capability: str) -> bool:
-        """Whether the harness declares ``capability``."""
-        return capability in self.capabilities
+        """Whether the harness declares ``capability`` (or one that implies it)."""
+        implied_by = IMPLIED.get(capability)
+        return capability in self.capabilities or (
+            implied_by is not None and implied_by in self.capabilities
+        )
+
+    def implements(self, method: str) -> bool:
+        """Whether a protocol method is there: its capability declared, and not lacked."""
+        owners = [cap for cap, methods in PROTOCOL_METHODS_OF.items() if method in methods]
+        return any(self.has(cap) for cap in owners) and method not in self.lacks
 
     def supports(self, option: str, value: str | None = None) -> bool:
-        """Whether a tool option (or one sandbox mode) is supported."""
+        """Whether a tool option (or one value of a list option) is supported."""
         declared = self.options.get(option, False)
-        if option == "sandbox":
+        if option in LIST_OPTIONS:
             return isinstance(declared, list) and (value is None or value in declared)
+        if option == "valueCauses":
+            return value is None or declared == value
         return declared is True
 
     def to_json(self) -> JsonObject:
@@ -106,6 +137,7 @@ class Profile:
             "options": dict(self.options),
             "optionsDeclared": self.options_declared,
             "paths": self.paths,
+            "lacks": sorted(self.lacks),
         }
 
 
@@ -114,7 +146,7 @@ def infer_capabilities(candidate: object) -> frozenset[str]:
     return frozenset(
         name
         for name, methods in CAPABILITY_METHODS.items()
-        if all(callable(getattr(candidate, m, None)) for m in methods)
+        if methods and all(callable(getattr(candidate, m, None)) for m in methods)
     )
 
 
@@ -160,6 +192,9 @@ def parse_profile(answer: object, where: str, *, methods_of: object = None) -> P
         raise ContractError(
             f"{where}: paths must be one of {', '.join(PATH_STYLES)}, got {paths!r}"
         )
+    lacks = _check_lacks(answer.get("lacks", []), capabilities, where)
+    if methods_of is not None:
+        _check_methods(methods_of, capabilities, lacks, where)
     return Profile(
         name=answer["name"],
         version=answer["version"],
@@ -169,7 +204,43 @@ def parse_profile(answer: object, where: str, *, methods_of: object = None) -> P
         paths=paths,
         inferred=inferred,
         options_declared=options_declared,
+        lacks=lacks,
     )
+
+
+def _check_lacks(lacks: object, capabilities: frozenset[str], where: str) -> frozenset[str]:
+    """``lacks``: protocol methods of declared capabilities, never one of ``tools``."""
+    if not isinstance(lacks, list) or not all(isinstance(m, str) for m in lacks):
+        raise ContractError(
+            f"{where}: describe.lacks must be a list of method names, got {lacks!r}"
+        )
+    for method in lacks:
+        owners = [cap for cap, methods in PROTOCOL_METHODS_OF.items() if method in methods]
+        if "tools" in owners:
+            raise ContractError(
+                f"{where}: describe.lacks names {method!r}, a method of the tools capability, "
+                "which every harness implements"
+            )
+        if not any(cap in capabilities for cap in owners):
+            raise ContractError(
+                f"{where}: describe.lacks names {method!r}, which is not a method of a "
+                f"declared capability ({', '.join(sorted(capabilities))})"
+            )
+    return frozenset(lacks)
+
+
+def _check_methods(
+    harness: object, capabilities: frozenset[str], lacks: frozenset[str], where: str
+) -> None:
+    """A Python harness has every method it declares: else one line, before the first case."""
+    for capability in sorted(capabilities, key=CAPABILITIES.index):
+        for method in CAPABILITY_METHODS[capability]:
+            if method not in lacks and not callable(getattr(harness, method, None)):
+                raise ContractError(
+                    f"{where}: describe declares the {capability} capability, but the harness "
+                    f"has no {method}() method (list it in describe.lacks if it is missing "
+                    "on purpose)"
+                )
 
 
 def _check_options(options: object, where: str) -> dict[str, Json]:
@@ -180,13 +251,24 @@ def _check_options(options: object, where: str) -> dict[str, Json]:
         raise ContractError(
             f"{where}: unknown option {', '.join(map(repr, unknown))}; known: {', '.join(OPTIONS)}"
         )
-    checked: dict[str, Json] = {"sandbox": []} | dict.fromkeys(FLAG_OPTIONS, False)
+    checked: dict[str, Json] = {
+        "sandbox": [],
+        "pausePoints": list(PAUSE_POINTS),
+        "valueCauses": "harness",
+    } | dict.fromkeys(FLAG_OPTIONS, False)
     for name, value in options.items():
-        if name == "sandbox":
-            if not isinstance(value, list) or not set(value) <= set(SANDBOX_MODES):
+        if name in LIST_OPTIONS:
+            allowed = LIST_OPTIONS[name]
+            if not isinstance(value, list) or not set(value) <= set(allowed):
                 raise ContractError(
-                    f"{where}: options.sandbox must list modes among "
-                    f"{', '.join(SANDBOX_MODES)}, got {value!r}"
+                    f"{where}: options.{name} must list values among "
+                    f"{', '.join(allowed)}, got {value!r}"
+                )
+        elif name == "valueCauses":
+            if value not in VALUE_CAUSES:
+                raise ContractError(
+                    f"{where}: options.valueCauses must be one of {', '.join(VALUE_CAUSES)}, "
+                    f"got {value!r}"
                 )
         elif not isinstance(value, bool):
             raise ContractError(f"{where}: options.{name} must be true or false, got {value!r}")

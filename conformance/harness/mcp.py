@@ -100,7 +100,6 @@ from typing import TYPE_CHECKING, Any, Final, TextIO, TypeVar
 
 from conformance.harness.contract import (
     FLAG_OPTIONS,
-    OPTIONS,
     PATH_STYLES,
     SANDBOX_MODES,
     Json,
@@ -341,7 +340,8 @@ def granted_options(mapping: McpMapping, argv: list[str]) -> dict[str, Json]:
 
 
 def _parse_options(options: Mapping[str, Json], where: str) -> dict[str, Json]:
-    _only(options, OPTIONS, where, "describe.options.")
+    # The tool options only: an MCP server has no pause points and no error kinds.
+    _only(options, ("sandbox", *FLAG_OPTIONS), where, "describe.options.")
     checked: dict[str, Json] = {"sandbox": []} | dict.fromkeys(FLAG_OPTIONS, False)
     for name, value in options.items():
         if name == "sandbox":

@@ -31,8 +31,9 @@ _WORKERS: Final = 8
 class Server:
     """Reads requests, runs them on a pool, writes answers; one instance per process."""
 
-    def __init__(self, harness: Any, out: IO[bytes]) -> None:
+    def __init__(self, harness: Any, out: IO[bytes], label: str = "the harness") -> None:
         self.harness = harness
+        self.label = label
         self._out = out
         self._write_lock = threading.Lock()
         self._pauses: dict[str, threading.Event] = {}
@@ -64,6 +65,10 @@ class Server:
             result = dispatch(self.harness, method, params, self._pause)
             if method == "describe":
                 result = self._describe(result)
+                problem = _undeclarable(self.harness, result, self.label)
+                if problem is not None:  # one line before the first case ({contract.declared})
+                    self._answer({"id": request_id, "error": {"message": SERVE_PREFIX + problem}})
+                    return
         except Propagated as exc:
             self._answer(
                 {
@@ -73,7 +78,7 @@ class Server:
             )
             return
         except UnknownMethod as exc:
-            self._answer({"id": request_id, "error": {"message": str(exc)}})
+            self._answer({"id": request_id, "error": {"message": str(exc), "unknown": True}})
             return
         except Exception as exc:
             self._answer({"id": request_id, "error": {"message": f"{type(exc).__name__}: {exc}"}})
@@ -127,6 +132,22 @@ class Server:
             self._out.flush()
 
 
+def _undeclarable(harness: Any, described: Json, label: str) -> str | None:
+    """Why the object cannot back a well-formed ``describe`` answer (a declared method is
+    missing), or None; a malformed answer is left to the suite to word."""
+    from conformance.harness.contract import ContractError, parse_profile  # noqa: PLC0415
+
+    try:
+        parse_profile(described, label)
+    except ContractError:
+        return None
+    try:
+        parse_profile(described, label, methods_of=harness)
+    except ContractError as exc:
+        return str(exc)
+    return None
+
+
 def _id_of(request: object) -> Json:
     return request.get("id") if isinstance(request, dict) else None
 
@@ -147,7 +168,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         print(f"{SERVE_PREFIX}{exc}", file=sys.stderr, flush=True)
         return 2
-    Server(harness, protocol).serve(sys.stdin.buffer)
+    label = f'harness "{args.harness}"' if args.harness else f"--harness-mcp {args.mcp!r}"
+    Server(harness, protocol, label).serve(sys.stdin.buffer)
     return 0
 
 

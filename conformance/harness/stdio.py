@@ -297,10 +297,12 @@ class Stdio(Transport):
             error = answer["error"]
             message = error.get("message") if isinstance(error, dict) else None
             propagated = error.get("propagated") if isinstance(error, dict) else None
+            said = message if isinstance(message, str) else repr(error)
             raise HarnessCallError(
-                f"{what} failed in the harness: {message if isinstance(message, str) else error!r}",
+                f"{what} failed in the harness: {said}",
                 method=method,
                 propagated=propagated if isinstance(propagated, str) else None,
+                unknown=isinstance(error, dict) and error.get("unknown") is True,
             )
         result = answer.get("result")
         if self.validator is not None:

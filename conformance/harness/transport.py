@@ -23,10 +23,14 @@ PauseHandler = Callable[[str, str], None]
 class HarnessCallError(Exception):
     """A call to the harness failed; the message says what happened."""
 
-    def __init__(self, message: str, *, method: str, propagated: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, method: str, propagated: str | None = None, unknown: bool = False
+    ) -> None:
         super().__init__(message)
         self.method = method
         self.propagated = propagated
+        self.unknown = unknown
+        """The harness answered that it has no such method (SPEC {proto.unknown})."""
 
 
 class HarnessDead(HarnessCallError):
@@ -93,7 +97,7 @@ class InProcess(Transport):
                 propagated=exc.name,
             ) from exc
         except UnknownMethod as exc:
-            raise HarnessCallError(f"{method}: {exc}", method=method) from exc
+            raise HarnessCallError(f"{method}: {exc}", method=method, unknown=True) from exc
         except Exception as exc:
             raise HarnessCallError(
                 f"{method} raised {type(exc).__name__}: {exc}", method=method

@@ -433,7 +433,7 @@ function writeTool(session, args, hooks) {
   const guarded = session.guard !== null;
   const observed = session.guard?.get(key); // undefined: never observed (or unguarded)
   return withOsErrors('write', display, () =>
-    locks.run(key, () => {
+    locks.run(key, async () => {
       const st = statOrNull(key);
       if (st === null) {
         // Read, then deleted by someone else: fail closed, create nothing (SPEC §4.1 dead end).
@@ -450,7 +450,7 @@ function writeTool(session, args, hooks) {
         const mode = st === null ? null : Number(st.mode & 0o7777n);
         // A guarded create publishes with link(2), which never clobbers a file that appeared
         // after the check; an unguarded write replaces whatever is there.
-        publish(key, data, { mode, exclusive: guarded && st === null, op: 'write', display, hooks });
+        await publish(key, data, { mode, exclusive: guarded && st === null, op: 'write', display, hooks, session });
       } catch (error) {
         removeDirs(createdDirs);
         throw error;
@@ -470,7 +470,7 @@ function editTool(session, args, hooks) {
   }
   const { old_string: oldText, new_string: newText, replace_all: replaceAll = false } = args;
   return withOsErrors('edit', display, () =>
-    locks.run(key, () => {
+    locks.run(key, async () => {
       const found = statOrNull(key);
       if (found === null) throw new ToolFailure(`${display} changed on disk since you read it; read it again`);
       requireRegularWritable(found, key, display);
@@ -496,7 +496,7 @@ function editTool(session, args, hooks) {
         throw new ToolFailure(`old_string occurs ${count} times in ${display}; add surrounding text to pick one, or pass replace_all`);
       }
       const updated = Buffer.from(pieces.join(newText), 'utf8');
-      publish(key, updated, { mode: Number(st.mode & 0o7777n), exclusive: false, op: 'edit', display, hooks });
+      await publish(key, updated, { mode: Number(st.mode & 0o7777n), exclusive: false, op: 'edit', display, hooks, session });
       recordAfterPublish(session, key, updated);
       return replaceAll ? `Edited ${display} (${count} replacement${count === 1 ? '' : 's'})` : `Edited ${display}`;
     }),
@@ -509,7 +509,7 @@ function editTool(session, args, hooks) {
  * file, never clobbering). The temp file never outlives the call; on any failure before the
  * commit `key` is untouched.
  */
-function publish(key, data, { mode, exclusive, op, display, hooks }) {
+async function publish(key, data, { mode, exclusive, op, display, hooks, session }) {
   const directory = path.dirname(key);
   const temp = path.join(directory, `.${path.basename(key).slice(0, 200)}.${crypto.randomBytes(6).toString('hex')}.tmp`);
   const fd = fs.openSync(temp, 'wx', 0o666); // 0o666: the umask applies to a new file
@@ -521,7 +521,8 @@ function publish(key, data, { mode, exclusive, op, display, hooks }) {
     } finally {
       fs.closeSync(fd);
     }
-    hooks.beforeCommit?.(key);
+    // A test seam, and where a pause point can wait (SPEC §6.4 `staged`): awaited.
+    await hooks.beforeCommit?.(key, session.handle);
     // Node has no renameat/linkat: re-check that the directory we staged in is still the real
     // one (not swapped for a symlink since resolution) right before committing.
     if (fs.realpathSync(directory) !== directory) {
@@ -665,8 +666,9 @@ const TOOLS = new Map([
 ]);
 
 /**
- * The example's protocol handlers. `hooks.beforeCommit(key)` is a test seam: it runs inside
- * the critical section after the new content is staged and before it is published.
+ * The example's protocol handlers. `hooks.beforeCommit(key, sessionHandle)` is a test seam: it
+ * runs (and is awaited) inside the critical section after the new content is staged and before
+ * it is published.
  */
 export function createHandlers(hooks = {}) {
   const sessions = new HandleTable('ws');
@@ -697,7 +699,9 @@ export function createHandlers(hooks = {}) {
       if (typeof root !== 'string' || root === '') throw new Error('root must be a non-empty string');
       // `sandbox` is not enforced (only danger-full-access is declared); `policy: false` turns
       // the observation guard off entirely.
-      return sessions.handle({ root, guard: options?.policy === false ? null : new Map() });
+      const session = { root, guard: options?.policy === false ? null : new Map() };
+      session.handle = sessions.handle(session);
+      return session.handle;
     },
 
     async callTool(handle, name, rawArguments) {

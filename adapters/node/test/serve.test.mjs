@@ -122,15 +122,16 @@ describe('requests and answers', { timeout: 20_000 }, () => {
   });
 
   test('an unknown method, a missing handler or a missing param is an error answer', async () => {
+    // SPEC {#proto.unknown}: a method the harness does not have is answered with unknown: true.
     const server = serveInMemory(toolsOnly);
     server.send({ id: 7, method: 'frobnicate', params: {} });
-    assert.deepEqual(await server.next(), { id: 7, error: { message: 'unknown method "frobnicate"' } });
+    assert.deepEqual(await server.next(), { id: 7, error: { message: 'unknown method "frobnicate"', unknown: true } });
     server.send({ id: 8, method: 'toString', params: {} }); // not a method, however JS sees it
-    assert.deepEqual(await server.next(), { id: 8, error: { message: 'unknown method "toString"' } });
+    assert.deepEqual(await server.next(), { id: 8, error: { message: 'unknown method "toString"', unknown: true } });
     server.send({ id: 9, method: 'make_error', params: { spec: { kind: 'HarnessError' } } });
     assert.deepEqual(await server.next(), {
       id: 9,
-      error: { message: 'make_error is not supported by this harness (no handlers.makeError)' },
+      error: { message: 'make_error is not supported by this harness (no handlers.makeError)', unknown: true },
     });
     server.send({ id: 10, method: 'call_tool', params: { session: 's1', name: 'read' } });
     assert.deepEqual(await server.next(), { id: 10, error: { message: 'call_tool: missing param "arguments"' } });
@@ -357,7 +358,7 @@ describe('pause points', { timeout: 20_000 }, () => {
     server.send({ id: 1, method: 'arm_pause', params: { session: 's1', point: 'staged' } });
     assert.deepEqual(await server.next(), {
       id: 1,
-      error: { message: 'arm_pause is not supported by this harness (no handlers.armPause)' },
+      error: { message: 'arm_pause is not supported by this harness (no handlers.armPause)', unknown: true },
     });
     await server.end();
   });

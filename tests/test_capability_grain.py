@@ -1,0 +1,124 @@
+"""Capabilities at the grain harnesses have (SPEC §6.2): a method lacked on purpose, codes on
+tool results without the taxonomy methods, one pause point, and declarations checked first."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conformance.harness.contract import ContractError, parse_profile
+from tests.suite import REPO, error_lines, fixture, outcomes, report, run_suite
+
+NOT_APPLICABLE_WITHOUT_TO_ERROR = "not applicable: needs the to_error method (the harness lacks it)"
+
+
+def _run(tmp_path: Path, *args: str) -> dict[str, str]:
+    path = tmp_path / "report.json"
+    done = run_suite(*args, "--conformance-report", str(path), cwd=REPO)
+    assert done.returncode == 0, done.stdout[-3000:]
+    return outcomes(report(path))
+
+
+def _messages(tmp_path: Path) -> dict[str, str]:
+    data = report(tmp_path / "report.json")
+    cases = data["cases"]
+    assert isinstance(cases, list)
+    return {case["id"]: case.get("message") or "" for case in cases}
+
+
+def test_a_lacked_method_makes_only_its_cases_not_applicable(tmp_path: Path) -> None:
+    found = _run(tmp_path, "--harness", fixture("grain:LacksToError"), "-k", "TAX or PROP")
+    lacking = {case for case, outcome in found.items() if outcome == "not-applicable"}
+    assert lacking == {"TAX-007", "TAX-008", "PROP-004"}
+    assert _messages(tmp_path)["TAX-008"] == NOT_APPLICABLE_WITHOUT_TO_ERROR
+    assert {found[c] for c in found if c not in lacking} <= {"passed", "not-applicable"}
+    assert found["TAX-001"] == found["TAX-028"] == "passed"
+
+
+def test_a_python_harness_missing_a_declared_method_stops_before_the_first_case() -> None:
+    done = run_suite("--harness", fixture("grain:HidesItsGap"), "-q", cwd=REPO)
+    assert done.returncode == 4
+    assert error_lines(done) == [
+        'ERROR: harness "tests.fixtures.grain:HidesItsGap": describe declares the taxonomy '
+        "capability, but the harness has no "
+        "to_error() method (list it in describe.lacks if it is missing on purpose)"
+    ]
+    assert "passed" not in done.stdout
+
+
+def test_lacks_naming_a_tools_method_is_one_line() -> None:
+    done = run_suite("--harness", fixture("grain:LacksATool"), "-q", cwd=REPO)
+    assert done.returncode == 4
+    lines = error_lines(done)
+    assert len(lines) == 1, lines
+    assert "describe.lacks names 'call_tool'" in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("answer", "problem"),
+    [
+        ({"lacks": "to_error"}, "describe.lacks must be a list of method names"),
+        ({"lacks": ["run_scenario"]}, "'run_scenario', which is not a method of a declared"),
+        ({"options": {"pausePoints": ["later"]}}, "options.pausePoints must list values among"),
+        ({"options": {"valueCauses": "some"}}, "options.valueCauses must be one of harness, all"),
+    ],
+)
+def test_a_declaration_the_schema_forbids_names_the_field(
+    answer: dict[str, object], problem: str
+) -> None:
+    described = {
+        "name": "n",
+        "version": "1",
+        "language": "x",
+        "capabilities": ["tools", "taxonomy"],
+    }
+    with pytest.raises(ContractError, match=r"^h: ") as caught:
+        parse_profile({**described, **answer}, "h")
+    assert problem in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_codes_on_results_are_judged_without_the_taxonomy_methods(tmp_path: Path) -> None:
+    found = _run(tmp_path, "--harness", fixture("grain:CodesOnly"), "-k", "PRV or REM or TAX")
+    assert found["PRV-013"] == "passed"
+    assert all(found[c] == "not-applicable" for c in found if c.startswith("TAX-"))
+    dropped = tmp_path / "dropped"
+    dropped.mkdir()
+    path = dropped / "report.json"
+    done = run_suite("--harness", fixture("grain:CodesDropped"), "-k", "PRV-013",
+                     "--conformance-report", str(path), cwd=REPO)  # fmt: skip
+    assert done.returncode == 1
+    assert "carried no structured error where" in _messages(dropped)["PRV-013"]
+
+
+def test_each_pause_point_is_declared_on_its_own(tmp_path: Path) -> None:
+    found = _run(tmp_path, "--harness", fixture("grain:StagedOnly"), "-k", "PUB")
+    assert (found["PUB-002"], found["PUB-003"]) == ("passed", "passed")
+    assert found["PUB-004"] == "not-applicable"
+    assert _messages(tmp_path)["PUB-004"] == "not applicable: needs pausePoints checked"
+
+
+def test_a_declared_method_answered_as_unknown_fails_once_then_points_there(tmp_path: Path) -> None:
+    node = shutil.which("node")
+    if node is None:
+        if os.environ.get("CI"):
+            pytest.fail("node is not installed, but CI must run the Node fixtures")
+        pytest.skip("node is not installed")
+    command = f"{node} {REPO / 'tests' / 'fixtures' / 'node_unknown_method.mjs'}"
+    path = tmp_path / "report.json"
+    done = run_suite("--harness-cmd", command, "-k", "TAX-001 or TAX-002 or TAX-010",
+                     "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 1
+    messages = _messages(tmp_path)
+    assert messages["TAX-001"].startswith(
+        "ContractError: make_error: the harness declares the taxonomy capability but answered "
+        "make_error as an unknown method; implement it, or list it in describe.lacks"
+    )
+    assert (
+        messages["TAX-002"]
+        == "ContractError: make_error: see TAX-001 (the harness has no make_error)"
+    )
+    assert messages["TAX-010"] == messages["TAX-002"]
