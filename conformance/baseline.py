@@ -183,8 +183,12 @@ class Baseline:
         if failed and not failing:
             failing = {"behaviour"}
         splits = source is not None or case_id in set(self.carried().values())
-        stale = () if splits else tuple(
-            level for level in LEVELS if level in entry and levels.get(level) == "passed"
+        stale = (
+            ()
+            if splits
+            else tuple(
+                level for level in LEVELS if level in entry and levels.get(level) == "passed"
+            )
         )
         kept = tuple(level for level in LEVELS if level in entry and level in failing)
         unjudged = tuple(
