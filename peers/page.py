@@ -56,7 +56,8 @@ def write_pages(out: Path) -> None:
             for p, r in zip(paths, reports, strict=True)
         ]
         page = matrix.render(reports, [p.name for p in paths], notes)
-        (out / name).write_text(page, encoding="utf-8")
+        # Reports quote lone surrogates the harnesses were sent; the page shows them escaped.
+        (out / name).write_text(page, encoding="utf-8", errors="backslashreplace")
     (out / "README.md").write_text(markdown(out, keys), encoding="utf-8")
 
 

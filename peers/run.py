@@ -109,8 +109,10 @@ def run_suite(target: Target, level: str, report: Path, trace: Path | None) -> f
 
 def record_trace(raw: Path, into: Path) -> None:
     """Keep the trace compressed in the peer's folder (the tests replay it)."""
-    with raw.open("rb") as source, gzip.open(into, "wb", compresslevel=9, mtime=0) as out:
-        shutil.copyfileobj(source, out)
+    # mtime 0: the same trace always gives the same bytes, so git sees only real changes.
+    with raw.open("rb") as source, into.open("wb") as sink:
+        with gzip.GzipFile(fileobj=sink, mode="wb", compresslevel=9, mtime=0) as out:
+            shutil.copyfileobj(source, out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -148,7 +150,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 timings[f"{target.key}.{level}"] = round(run_suite(target, level, report, trace), 1)
                 if trace is not None:
                     record_trace(trace, PEERS_DIR / target.key / "trace.jsonl.gz")
-    (out / "timings.json").write_text(json.dumps(timings, indent=2, sort_keys=True) + "\n")
+                (out / "timings.json").write_text(
+                    json.dumps(timings, indent=2, sort_keys=True) + "\n"
+                )
     from peers.page import write_pages  # noqa: PLC0415 - after the runs, on what they wrote
 
     write_pages(out)

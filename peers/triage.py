@@ -1,13 +1,12 @@
 """Each peer's ``triage.toml``: every behaviour failure, a defect or a deliberate design, and why.
 
 An entry covers one or more failures of the same cause, each named by case ID and the rule its
-verdict cites (``rule = ""`` for a failure without a violation, a call that failed outright).
+verdict cites (the case ID alone for a failure without a violation: a call that failed outright).
 Until the suite names root causes, entries are keyed by case and rule; ``signature`` is reserved
 for the root-cause signature, so a later session can re-key them without rewriting the evidence::
 
     [[entry]]
-    cases = ["GRD-001", "GRD-004"]
-    rule = "policy.write-intent"
+    failures = ["GRD-001 policy.write-intent", "REM-012 fs.msg.exists-unread", "PRV-004"]
     signature = ""              # the root-cause signature, once the reports carry one
     verdict = "defect"          # or "design"
     summary = "write_file overwrites a file the session never read"
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import Any, Final
 
 VERDICTS: Final = ("defect", "design")
-_KEYS: Final = {"cases", "rule", "signature", "verdict", "summary", "evidence"}
+_KEYS: Final = {"failures", "signature", "verdict", "summary", "evidence"}
 
 Key = tuple[str, str]
 """(case ID, rule ID or "")."""
@@ -38,8 +37,7 @@ class TriageError(ValueError):
 class Entry:
     """One triaged cause."""
 
-    cases: tuple[str, ...]
-    rule: str
+    keys: tuple[Key, ...]
     signature: str
     verdict: str
     summary: str
@@ -47,7 +45,7 @@ class Entry:
 
     def failures(self) -> list[Key]:
         """The failures this entry covers."""
-        return [(case, self.rule) for case in self.cases]
+        return list(self.keys)
 
 
 def load(path: Path) -> list[Entry]:
@@ -67,8 +65,7 @@ def load(path: Path) -> list[Entry]:
             raise TriageError(f"{at}: unknown key {', '.join(unknown)}")
         try:
             entry = Entry(
-                cases=tuple(str(c) for c in raw["cases"]),
-                rule=str(raw["rule"]),
+                keys=tuple(_key(str(f)) for f in raw["failures"]),
                 signature=str(raw.get("signature", "")),
                 verdict=str(raw["verdict"]),
                 summary=str(raw["summary"]).strip(),
@@ -78,10 +75,15 @@ def load(path: Path) -> list[Entry]:
             raise TriageError(f"{at}: missing {exc}") from None
         if entry.verdict not in VERDICTS:
             raise TriageError(f"{at}: verdict {entry.verdict!r} is not one of {VERDICTS}")
-        if not entry.cases or not entry.summary or not entry.evidence:
-            raise TriageError(f"{at}: cases, summary and evidence may not be empty")
+        if not entry.keys or not entry.summary or not entry.evidence:
+            raise TriageError(f"{at}: failures, summary and evidence may not be empty")
         entries.append(entry)
     return entries
+
+
+def _key(failure: str) -> Key:
+    case, _, rule = failure.strip().partition(" ")
+    return case, rule.strip()
 
 
 def failures(report: dict[str, Any]) -> dict[Key, str]:

@@ -82,7 +82,10 @@ table.matrix{border-collapse:separate;border-spacing:0;table-layout:fixed;width:
 col.first{width:15.5rem}
 /* Six or more harnesses keep readable columns: the page scrolls sideways, the first column
    stays. */
+table.matrix{min-width:calc(15.5rem + var(--columns) * 12rem)}
 table.matrix th[scope=row]{position:sticky;left:0;z-index:1;background:#fff}
+@media (max-width:700px){col.first{width:7.5rem}
+table.matrix{min-width:calc(7.5rem + var(--columns) * 10rem);font-size:.9em}}
 thead tr.names th:first-child{left:0;z-index:4}
 th,td{padding:.25rem .45rem;text-align:left;vertical-align:top;overflow-wrap:anywhere;
 border-bottom:1px solid #ddd;border-right:1px solid #e8e8e8;font-weight:normal}
@@ -150,7 +153,6 @@ body:has(#differ:checked) tbody.area>tr.case.same{display:none}
 
 Notes: TypeAlias = Mapping[str, Sequence[tuple[str, str]]]
 """Per case ID, (tag, text) notes shown beside its verdict: a peer's triage, for one."""
-_COLUMN_REM: Final = 12
 
 
 def render(
@@ -186,7 +188,7 @@ def render(
         "<body>",
         "<h1>Harness conformance matrix</h1>",
         *_preamble(reports, len(order)),
-        f'<table class="matrix" style="min-width:{15.5 + _COLUMN_REM * len(reports)}rem">',
+        f'<table class="matrix" style="--columns:{len(reports)}">',
         '<colgroup><col class="first">' + "<col>" * len(reports) + "</colgroup>",
         "<thead>",
         '<tr class="names"><th scope="col">area / case</th>'

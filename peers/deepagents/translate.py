@@ -21,11 +21,17 @@ def tool_call(name: str, arguments: Any, call_id: str) -> dict[str, Any]:
     (``middleware/filesystem.py@0.7.32:1377``). Anything but an integer offset goes as it came,
     for deepagents to judge.
     """
-    if name == "read" and isinstance(arguments, dict):
-        offset = arguments.get("offset")
-        if isinstance(offset, int) and not isinstance(offset, bool):
-            arguments = {**arguments, "offset": offset - 1}
+    if name == "read" and isinstance(arguments, dict) and _whole(arguments.get("offset")):
+        # An integer may be spelled 2.0 (SPEC {args.integer-value}): it is line 2 all the same.
+        arguments = {**arguments, "offset": int(arguments["offset"]) - 1}
     return {"name": TOOLS.get(name, name), "args": arguments, "id": call_id, "type": "tool_call"}
+
+
+def _whole(value: Any) -> bool:
+    """Whether ``value`` is a JSON integer (``2`` or ``2.0``, never a boolean)."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
 
 
 def message_of(content: Any, status: str) -> dict[str, Any]:

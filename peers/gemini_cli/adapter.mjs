@@ -5,7 +5,7 @@
 // Each workspace is one gemini-cli `Config` whose target directory is the workspace root, with
 // the model-based edit correction off through the tool's own setting (disableLLMCorrection), and
 // its storage initialised as Config.initialize does first (config.js@0.61.0:788). Each call is
-// `tool.build(params)` then `invocation.execute(signal)`, as the scheduler runs a model's call; the
+// `tool.build(params)` then `invocation.execute({ abortSignal })`, as the scheduler runs a model's call; the
 // confirmation step is the user's, not the tool's, and is not part of the call. The adapter only
 // translates (translate.mjs).
 
@@ -62,7 +62,8 @@ async function run(session, tool, params) {
   } catch (error) {
     return refusalOf(error);
   }
-  return answerOf(await invocation.execute(new AbortController().signal));
+  // execute takes an options object, as the scheduler passes it (core/coreToolHookTriggers.js@0.61.0:117).
+  return answerOf(await invocation.execute({ abortSignal: new AbortController().signal }));
 }
 
 await serve({

@@ -4,8 +4,8 @@ Each workspace is one ``FileEditorTool`` with its own ``FileEditorExecutor(works
 Each call goes through the SDK's own steps for a model's tool call (``agent/agent.py@1.58.2``:
 ``parse_tool_call_arguments`` → ``fix_malformed_tool_arguments`` → ``action_from_arguments`` → the
 tool), and the answer is the observation's ``to_llm_content`` with its ``is_error``. Where the agent
-turns a bad call into an error event, the text is the agent's own sentence (agent.py@1.58.2:1376,
-1442). The adapter only translates (``translate.py``).
+turns a bad call or a ValueError of the tool into an error event, the text is the agent's own
+sentence (agent.py@1.58.2:1376, 1442, 1541). The adapter only translates (``translate.py``).
 """
 
 from __future__ import annotations
@@ -93,7 +93,12 @@ class OpenHandsEditor:
             )
             return {"texts": [f"Error validating tool '{tool_name}': {exc}. {params}"],
                     "isError": True}  # fmt: skip
-        observation = tool(action)
+        try:
+            observation = tool(action)
+        except ValueError as exc:
+            # agent.py@1.58.2:1538-1541: a ValueError from the tool becomes this error event;
+            # any other exception ends the agent's step, as it ends this call.
+            return {"texts": [f"Error executing tool '{tool.name}': {exc}"], "isError": True}
         texts = [getattr(block, "text", "") for block in observation.to_llm_content]
         return {"texts": texts, "isError": bool(observation.is_error)}
 

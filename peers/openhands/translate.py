@@ -39,9 +39,17 @@ def tool_call(name: str, arguments: Any) -> tuple[str, Any]:
 
 
 def _view_range(offset: Any, limit: Any) -> Any:
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (offset, limit or 0)):
+    if not (_whole(offset) and (limit is None or _whole(limit))):
         return [offset, limit]  # not integers: the editor's schema answers for them
-    return [offset, -1 if limit is None else offset + limit - 1]
+    start = int(offset)  # an integer may be spelled 2.0 (SPEC {args.integer-value})
+    return [start, -1 if limit is None else start + int(limit) - 1]
+
+
+def _whole(value: Any) -> bool:
+    """Whether ``value`` is a JSON integer (``2`` or ``2.0``, never a boolean)."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
 
 
 def result(call_id: str, answer: dict[str, Any]) -> dict[str, Any]:
