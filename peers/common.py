@@ -44,5 +44,11 @@ def wire(call_id: str, text: str, is_error: bool) -> dict[str, Any]:
 def log_raw(session: str, call_id: str, sent: Any, answer: Any) -> None:
     """Record one exchange with the harness: what the adapter sent it and what it answered."""
     record = {"session": session, "callId": call_id, "sent": sent, "answer": answer}
-    sys.stderr.write(RAW_PREFIX + json.dumps(record, ensure_ascii=False, default=repr) + "\n")
+    try:
+        line = json.dumps(record, ensure_ascii=False, default=repr)
+    except (RecursionError, ValueError) as exc:
+        # Arguments nested past the encoder's limit: the call was answered, only the record is not.
+        record["sent"] = {"unrecorded": f"{type(exc).__name__}: {exc}"}
+        line = json.dumps(record, ensure_ascii=False, default=repr)
+    sys.stderr.write(RAW_PREFIX + line + "\n")
     sys.stderr.flush()

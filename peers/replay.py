@@ -16,6 +16,8 @@ from typing import Any
 
 from peers.common import RAW_PREFIX
 
+_AMBIGUOUS: Any = {}
+
 
 @dataclass(frozen=True)
 class Exchange:
@@ -43,18 +45,22 @@ def exchanges(trace: Path) -> list[Exchange]:
     requests: dict[int, tuple[str | None, int, dict[str, Any]]] = {}
     results: dict[int, dict[str, Any]] = {}
     raw: dict[tuple[int, str, str], dict[str, Any]] = {}
+    starts: dict[str | None, int] = {}
+    reused: set[int] = set()
     with gzip.open(trace, "rt", encoding="utf-8") as lines:
         for line in lines:
             record = json.loads(line)
             kind, text = record["kind"], record["line"]
             if kind == "event" and text.startswith("started "):
                 start += 1
+                starts[record["case"]] = starts.get(record["case"], 0) + 1
             if kind == "stderr" and text.startswith(RAW_PREFIX):
                 try:
                     logged = json.loads(text[len(RAW_PREFIX) :])
                 except ValueError:
                     continue  # a line the trace cut at its length limit
-                raw[(start, logged["session"], logged["callId"])] = logged
+                key = (start, logged["session"], logged["callId"])
+                raw[key] = _AMBIGUOUS if key in raw else logged
                 continue
             if kind not in ("send", "recv"):
                 continue
@@ -63,15 +69,23 @@ def exchanges(trace: Path) -> list[Exchange]:
             except ValueError:
                 continue
             if kind == "send" and message.get("method") == "call_tool":
+                if message["id"] in requests:
+                    reused.add(message["id"])  # another client's ids: which answer is whose?
                 requests[message["id"]] = (record["case"], start, message["params"])
             elif kind == "recv" and isinstance(message.get("result"), dict):
                 results[message["id"]] = message["result"]
     found = []
     for request_id, (case, started, params) in requests.items():
+        if request_id in reused:
+            continue
         result = results.get(request_id)
         if result is None or "callId" not in result:
             continue
         logged = raw.get((started, params["session"], result["callId"]), {})
+        if logged is _AMBIGUOUS or (case is not None and starts.get(case, 0) > 1):
+            # A case that ran harness processes side by side (the multi-process cases): their
+            # sessions share names, so which process answered a call is not known.
+            continue
         found.append(
             Exchange(
                 case,

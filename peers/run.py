@@ -110,9 +110,12 @@ def run_suite(target: Target, level: str, report: Path, trace: Path | None) -> f
 def record_trace(raw: Path, into: Path) -> None:
     """Keep the trace compressed in the peer's folder (the tests replay it)."""
     # mtime 0: the same trace always gives the same bytes, so git sees only real changes.
-    with raw.open("rb") as source, into.open("wb") as sink:
-        with gzip.GzipFile(fileobj=sink, mode="wb", compresslevel=9, mtime=0) as out:
-            shutil.copyfileobj(source, out)
+    with (
+        raw.open("rb") as source,
+        into.open("wb") as sink,
+        gzip.GzipFile(fileobj=sink, mode="wb", compresslevel=9, mtime=0) as out,
+    ):
+        shutil.copyfileobj(source, out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -124,6 +127,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--no-install", action="store_true", help="use the environments as they are"
     )
+    parser.add_argument(
+        "--pages-only", action="store_true", help="only write the pages from the reports there are"
+    )
     parser.add_argument("--out", default=str(REPO / "docs" / "peers"), help="where to write")
     options = parser.parse_args(argv)
     out = Path(options.out)
@@ -133,7 +139,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = set(options.only) - {c.key for c in CONTROLS} - set(folders())
     if unknown:
         parser.error(f"no peer or control named {', '.join(sorted(unknown))}")
-    manifests = [load(folder) for folder in chosen]
+    manifests = [] if options.pages_only else [load(folder) for folder in chosen]
+    if options.pages_only:
+        controls = []
     targets = list(controls)
     for manifest in manifests:
         if not options.no_install:
@@ -153,9 +161,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 (out / "timings.json").write_text(
                     json.dumps(timings, indent=2, sort_keys=True) + "\n"
                 )
-    from peers.page import write_pages  # noqa: PLC0415 - after the runs, on what they wrote
+    from peers.page import screenshot, write_pages  # noqa: PLC0415 - on what the runs wrote
 
     write_pages(out)
+    shot = screenshot(out)
+    print(f"wrote {out}" + ("" if shot else " (no chromium: matrix.png not renewed)"))
     return 0
 
 

@@ -263,7 +263,9 @@ def test_the_level_run_and_an_incomplete_run_with_its_reason(doc: Node) -> None:
 def test_totals_count_every_outcome_and_link_the_failing_cases(doc: Node) -> None:
     totals = [" ".join(td.text().split()) for td in doc.one("tbody", cls="total").all("td")]
     assert totals[0].startswith("behaviour 5/6 wording 4/4 5 ✓ passed · 1 ⚑ expected-fail")
-    assert totals[1].startswith("behaviour 3/3 wording 2/3 2 ✓ passed · 1 ✗ failed · 2 ∅ not-applicable")
+    assert totals[1].startswith(
+        "behaviour 3/3 wording 2/3 2 ✓ passed · 1 ✗ failed · 2 ∅ not-applicable"
+    )
     assert totals[2].startswith("behaviour 1/1 wording not-run 1 ✓ passed · 1 ? not-run")
     links = doc.one("tbody", cls="total").all("td")[1].all("a")
     assert [a.attrs["href"] for a in links] == ["#GRD-002"]

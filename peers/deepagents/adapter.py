@@ -2,7 +2,8 @@
 
 Each workspace is a ``FilesystemBackend(root_dir=root)`` (its default ``virtual_mode=True``: paths
 are anchored to the root) under a ``FilesystemMiddleware``; each call is one tool call of an
-``AIMessage`` through langgraph's ``ToolNode`` in a one-node graph, as an agent's tool step runs it.
+``AIMessage`` through langgraph's ``ToolNode`` in a one-node graph, with the middleware's
+``wrap_tool_call`` around it, as ``create_agent``'s tool step runs it.
 The adapter only translates (``translate.py``); every check, refusal and word is deepagents'.
 """
 
@@ -43,7 +44,11 @@ class DeepAgents:
         """One middleware over one backend rooted at the workspace."""
         middleware = FilesystemMiddleware(backend=FilesystemBackend(root_dir=root))
         graph = StateGraph(middleware.state_schema)
-        graph.add_node("tools", ToolNode(middleware.tools))
+        # As create_agent wires it (langchain/agents/factory.py@1.5.2:1105-1111, 1144-1148): the
+        # middleware's own wrap_tool_call runs around every call (its same-message mutation check,
+        # the eviction of oversized results into the backend).
+        node = ToolNode(middleware.tools, wrap_tool_call=middleware.wrap_tool_call)
+        graph.add_node("tools", node)
         graph.add_edge(START, "tools")
         graph.add_edge("tools", END)
         with self._lock:

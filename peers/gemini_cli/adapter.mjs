@@ -31,6 +31,18 @@ const sessions = new HandleTable('ws');
 const callIds = new CallIds();
 const RAW_PREFIX = 'peers.raw ';
 
+// One raw exchange on stderr for the trace. Arguments nested deeper than JSON.stringify's stack
+// allows are recorded as unrecorded rather than failing the call the harness already answered.
+function logRaw(session, callId, sent, answer) {
+  let line;
+  try {
+    line = JSON.stringify({ session, callId, sent, answer });
+  } catch (error) {
+    line = JSON.stringify({ session, callId, sent: { unrecorded: String(error?.message ?? error) }, answer });
+  }
+  process.stderr.write(`${RAW_PREFIX}${line}\n`);
+}
+
 async function openSession(root) {
   const config = new core.Config({
     sessionId: `conformance-${Date.now()}`,
@@ -79,13 +91,13 @@ await serve({
         sent = JSON.parse(args);
       } catch (error) {
         const answer = refusalOf(error);
-        process.stderr.write(`${RAW_PREFIX}${JSON.stringify({ session: handle, callId, sent: { raw: args }, answer })}\n`);
+        logRaw(handle, callId, { raw: args }, answer);
         return result(callId, answer);
       }
     }
     const { tool, params } = toolCall(name, sent);
     const answer = await run(session, tool, params);
-    process.stderr.write(`${RAW_PREFIX}${JSON.stringify({ session: handle, callId, sent: { tool, params }, answer })}\n`);
+    logRaw(handle, callId, { tool, params }, answer);
     return result(callId, answer);
   },
   closeWorkspace: (handle) => {
