@@ -173,7 +173,7 @@ def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-SHOT_WINDOW: Final = "1400,1700"
+SHOT_WINDOW: Final = "1400,2000"
 """Tall enough to show the headers, the totals and the first failing remedy case, opened."""
 
 
