@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from conformance.__main__ import USAGE_ERROR, main
 from conformance.harness.mcp import SPEC_TOOLS, load_mapping
 from conformance.report.matrix import summary
 from peers import triage
@@ -329,3 +330,15 @@ def test_the_page_records_the_pinned_versions_it_ran() -> None:
         manifest = load(folder)
         data = tomllib.loads((manifest.directory / "manifest.toml").read_text(encoding="utf-8"))
         assert data["version"] in (DOCS / "README.md").read_text(encoding="utf-8")
+
+
+def test_matrix_prints_the_comparison_in_the_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    reports = [str(report_path(DOCS, key, "behaviour")) for key in ("reference", "deepagents")]
+    assert main(["matrix", *reports, "--format", "text"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["area", "reference", "0.1.0", "deepagents", "0.7.32"]
+    assert any(line.startswith("guards (") for line in lines)
+    assert main(["matrix", *reports, "--format", "csv"]) == USAGE_ERROR
+    assert "--format 'csv' does not exist" in capsys.readouterr().err
+    assert main(["matrix", *reports]) == USAGE_ERROR  # HTML needs -o
+    assert "give -o OUT" in capsys.readouterr().err
