@@ -29,10 +29,10 @@ def tool_call(name: str, arguments: Any) -> tuple[str, Any]:
     if command is None or not isinstance(arguments, dict):
         return name, arguments
     sent: dict[str, Any] = {"command": command}
-    window = {k: arguments[k] for k in ("offset", "limit") if k in arguments}
+    window = {k: arguments[k] for k in ("offset", "limit") if k in arguments and name == "read"}
     for key, value in arguments.items():
         if key not in window:
-            sent[RENAMED.get(key, key)] = value
+            sent[str(RENAMED.get(key, key))] = value
     if name == "read" and window:
         sent["view_range"] = _view_range(window.get("offset", 1), window.get("limit"))
     return TOOL, sent
