@@ -141,6 +141,22 @@ def snapshots(session: nox.Session) -> None:
         )
 
 
+@nox.session(venv_backend="venv")
+def peers(session: nox.Session) -> None:
+    """Real harnesses side by side (long): install each pinned peer, run, write docs/peers/.
+
+    Each peer gets an environment of its own under peers/.envs/ (a venv with the Python it needs,
+    an npm folder), outside git; the suite runs from this session's venv, which needs the MCP
+    bridge. ``nox -s peers -- --only deepagents`` runs one peer (and writes the pages again).
+    """
+    if shutil.which("node") is None:
+        session.error(
+            "node is not on PATH: three of the peers are Node packages (install Node ≥ 20)"
+        )
+    session.install(".[mcp]")
+    session.run("python", "-m", "peers", *session.posargs)
+
+
 @nox.session
 def mutation(session: nox.Session) -> None:
     """Mutation score of the reference: the suite alone, and with tests/ (long: about an hour)."""

@@ -1,5 +1,16 @@
 """``python -m conformance``: run the suite, and the tools around its reports.
 
+::
+
+    python -m conformance [pytest and suite options]     run the cases (against the reference
+                                                          unless a harness is named)
+    python -m conformance baseline REPORT.json            print a baseline of the run's failures
+    python -m conformance matrix A.json B.json -o OUT     write an HTML page comparing harnesses
+    python -m conformance matrix A.json B.json --format text|md
+                                                          print the comparison (harnesses as
+                                                          columns, areas as rows)
+    python -m conformance replay REPORT_OR_TRACE CASE_ID  run one case again, the same way, traced
+
 A run writes nothing into the directory it was started from: pytest's cache lives under the
 user's cache directory (one per harness, so ``--lf`` and ``--ff`` work), temporary workspaces
 live in a directory removed afterwards, and hypothesis keeps its files elsewhere. It reads no
@@ -179,16 +190,41 @@ def _baseline(args: list[str]) -> int:
 
 
 def _matrix(args: list[str]) -> int:
-    from conformance.report import matrix  # noqa: PLC0415
+    from conformance.report import load_report, matrix  # noqa: PLC0415
 
-    if "-o" not in args or args.index("-o") == len(args) - 1:
-        raise ValueError("usage: python -m conformance matrix A.json B.json … -o matrix.html")
-    at = args.index("-o")
-    output, reports = args[at + 1], args[:at] + args[at + 2 :]
+    usage = "usage: python -m conformance matrix A.json B.json … [-o OUT] [--format html|text|md]"
+    fmt, output, reports = "html", None, []
+    rest = iter(args)
+    for arg in rest:
+        if arg in ("-o", "--format"):
+            value = next(rest, None)
+            if value is None:
+                raise ValueError(f"{arg} needs a value; {usage}")
+            if arg == "-o":
+                output = value
+            else:
+                fmt = value
+        elif arg.startswith("--format="):
+            fmt = arg.split("=", 1)[1]
+        else:
+            reports.append(arg)
+    if fmt not in matrix.FORMATS:
+        raise ValueError(f"--format {fmt!r} does not exist; choose one of html, text, md")
     if not reports:
-        raise ValueError("matrix: name at least one JSON report")
-    matrix.write(reports, output)
-    print(f"wrote {output} ({len(reports)} harnesses)")
+        raise ValueError(f"matrix: name at least one JSON report; {usage}")
+    if fmt == "html":
+        if output is None:
+            raise ValueError(f"the HTML matrix is written to a file: give -o OUT; {usage}")
+        matrix.write(reports, output)
+        print(f"wrote {output} ({len(reports)} harnesses)")
+        return 0
+    text = matrix.summary([load_report(path) for path in reports], fmt)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        with open(output, "w", encoding="utf-8") as out:
+            out.write(text)
+        print(f"wrote {output} ({len(reports)} harnesses)")
     return 0
 
 

@@ -262,9 +262,11 @@ def test_the_level_run_and_an_incomplete_run_with_its_reason(doc: Node) -> None:
 
 def test_totals_count_every_outcome_and_link_the_failing_cases(doc: Node) -> None:
     totals = [" ".join(td.text().split()) for td in doc.one("tbody", cls="total").all("td")]
-    assert totals[0].startswith("behaviour 5/6 wording 4/4 5 ✓ passed · 1 ⚑ expected fail")
-    assert totals[1].startswith("behaviour 3/3 wording 2/3 2 ✓ passed · 1 ✗ failed · 2 ∅ n/a")
-    assert totals[2].startswith("behaviour 1/1 wording not run 1 ✓ passed · 1 ? not run")
+    assert totals[0].startswith("behaviour 5/6 wording 4/4 5 ✓ passed · 1 ⚑ expected-fail")
+    assert totals[1].startswith(
+        "behaviour 3/3 wording 2/3 2 ✓ passed · 1 ✗ failed · 2 ∅ not-applicable"
+    )
+    assert totals[2].startswith("behaviour 1/1 wording not-run 1 ✓ passed · 1 ? not-run")
     links = doc.one("tbody", cls="total").all("td")[1].all("a")
     assert [a.attrs["href"] for a in links] == ["#GRD-002"]
 
@@ -278,11 +280,11 @@ def test_areas_come_in_the_suites_order_with_counts_per_level(doc: Node) -> None
     guards = [" ".join(td.text().split()) for td in area_row(doc, "guards").all("td")]
     assert guards == [
         "behaviour 3/3 wording 3/3 3 ✓ passed",
-        "behaviour 2/2 wording 1/2 1 ✓ passed · 1 ✗ failed",
-        "behaviour 1/1 wording not run 1 ✓ passed · 1 ? not run",
+        "behaviour 2/2 wording 1/2 1 ✓ passed · 1 ✗ failed failing: GRD-002",
+        "behaviour 1/1 wording not-run 1 ✓ passed · 1 ? not-run failing: GRD-002",
     ]
     taxonomy = [" ".join(td.text().split()) for td in area_row(doc, "taxonomy").all("td")]
-    assert taxonomy[1] == "behaviour 0/0 wording 0/0 1 ∅ n/a"
+    assert taxonomy[1] == "behaviour 0/0 wording 0/0 1 ∅ not-applicable"
     assert taxonomy[2] == "— no case of this area"
 
 
@@ -304,9 +306,9 @@ def test_each_case_row_is_the_union_of_the_reports_with_its_rules(doc: Node) -> 
     [
         ("GRD-001", 0, "passed", "✓ passed"),
         ("GRD-002", 1, "failed", "✗ failed"),
-        ("PUB-001", 0, "expected-fail", "⚑ expected fail"),
-        ("TAX-001", 1, "not-applicable", "∅ n/a"),
-        ("GRD-002", 2, "not-run", "? not run"),
+        ("PUB-001", 0, "expected-fail", "⚑ expected-fail"),
+        ("TAX-001", 1, "not-applicable", "∅ not-applicable"),
+        ("GRD-002", 2, "not-run", "? not-run"),
         ("GRD-003", 1, "missing", "—"),
         ("GRD-003", 2, "missing", "—"),
     ],

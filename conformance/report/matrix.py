@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from html import escape
-from typing import Final
+from typing import Final, TypeAlias
 
 from conformance.causes import group
 from conformance.harness.contract import (
@@ -32,14 +32,15 @@ from conformance.verdict import LEVELS
 
 # Outcome → (symbol, label). The symbol and the word carry the outcome as well as the colour, so
 # the page reads the same to a colour-blind reader, in print and in a text browser.
+# Each outcome is spelled as the JSON report spells it, on the page and in the summaries alike.
 STYLE: Final = {
     "passed": ("✓", "passed"),
     "failed": ("✗", "failed"),
-    "expected-fail": ("⚑", "expected fail"),
-    "recommended-fail": ("△", "recommended fail"),
-    "not-applicable": ("∅", "n/a"),
+    "expected-fail": ("⚑", "expected-fail"),
+    "recommended-fail": ("△", "recommended-fail"),
+    "not-applicable": ("∅", "not-applicable"),
     "skipped": ("↷", "skipped"),
-    "not-run": ("?", "not run"),
+    "not-run": ("?", "not-run"),
 }
 MISSING: Final = "—"
 """What a cell shows for a case its report does not have."""
@@ -55,6 +56,9 @@ _SEVERITY: Final = (
     "not-applicable",
 )
 _FAILING: Final = frozenset({"failed", "not-run"})
+# "Only cases whose outcomes differ" compares what the harnesses did: a pass beside a case that
+# does not apply to another harness is no difference between them.
+_SAME_AS: Final = {"not-applicable": "passed"}
 # Beyond these, a call's strings and a case's calls are cut: one case of a real run recorded
 # 64 KiB tool results, and the page has to stay light enough to open. The JSON keeps them whole.
 _MAX_STRING: Final = 2000
@@ -78,6 +82,13 @@ code,.mono{font-family:ui-monospace,"DejaVu Sans Mono",Menlo,Consolas,monospace;
 .controls label{margin-right:1.2rem;cursor:pointer}
 table.matrix{border-collapse:separate;border-spacing:0;table-layout:fixed;width:100%}
 col.first{width:15.5rem}
+/* Six or more harnesses keep readable columns: the page scrolls sideways, the first column
+   stays. */
+table.matrix{min-width:calc(15.5rem + var(--columns) * 12rem)}
+table.matrix th[scope=row]{position:sticky;left:0;z-index:1;background:#fff}
+@media (max-width:700px){col.first{width:7.5rem}
+table.matrix{min-width:calc(7.5rem + var(--columns) * 10rem);font-size:.9em}}
+thead tr.names th:first-child{left:0;z-index:4}
 th,td{padding:.25rem .45rem;text-align:left;vertical-align:top;overflow-wrap:anywhere;
 border-bottom:1px solid #ddd;border-right:1px solid #e8e8e8;font-weight:normal}
 thead tr.names th{position:sticky;top:0;z-index:3;background:#f4f4f4;
@@ -132,6 +143,7 @@ border:1px solid #999;border-radius:3px}
 margin:.1rem 0;font-family:ui-monospace,"DejaVu Sans Mono",Menlo,Consolas,monospace;
 font-size:.82em}
 .links a{margin-right:.35rem}
+.note{border-left:3px solid #0072b2;padding:.1rem .35rem;margin:.25rem 0;background:#eef5fb}
 /* An area shows its cases when open, when one of them is the link target, or when asked to;
    a browser without :has() simply shows every case. */
 tbody.area:has(>tr.area-row details:not([open])):not(:has(>tr:target))>tr.case{display:none}
@@ -141,9 +153,19 @@ body:has(#differ:checked) tbody.area>tr.case.same{display:none}
 """
 
 
-def render(reports: Sequence[JsonObject], sources: Sequence[str] | None = None) -> str:
-    """The matrix page of these JSON reports, one column each (``sources`` names their files)."""
+Notes: TypeAlias = Mapping[str, Sequence[tuple[str, str]]]
+"""Per case ID, (tag, text) notes shown beside its verdict: a peer's triage, for one."""
+
+
+def render(
+    reports: Sequence[JsonObject],
+    sources: Sequence[str] | None = None,
+    notes: Sequence[Notes] | None = None,
+) -> str:
+    """The matrix page of these JSON reports, one column each (``sources`` names their files,
+    ``notes`` holds each report's notes by case ID)."""
     names = list(sources) if sources is not None else [""] * len(reports)
+    per_report: list[Notes] = list(notes) if notes is not None else [{}] * len(reports)
     # Two columns may be the same harness (a fixture reuses the reference's name): then the
     # sticky header also says which report each one is.
     titles = [f"{_harness(r).get('name', '?')} {_harness(r).get('version', '?')}" for r in reports]
@@ -168,7 +190,7 @@ def render(reports: Sequence[JsonObject], sources: Sequence[str] | None = None) 
         "<body>",
         "<h1>Harness conformance matrix</h1>",
         *_preamble(reports, len(order)),
-        '<table class="matrix">',
+        f'<table class="matrix" style="--columns:{len(reports)}">',
         '<colgroup><col class="first">' + "<col>" * len(reports) + "</colgroup>",
         "<thead>",
         '<tr class="names"><th scope="col">area / case</th>'
@@ -188,12 +210,12 @@ def render(reports: Sequence[JsonObject], sources: Sequence[str] | None = None) 
         + "</tr></tbody>",
     ]
     for area, case_ids in by_area.items():
-        out += _area(area, case_ids, reports, tables)
+        out += _area(area, case_ids, reports, tables, per_report)
     out += [
         "</table>",
         '<p class="meta">Counts per level are passed/judged: a case is judged at a level when '
-        "that level had something to check. Cases marked n/a need a capability or option the "
-        "harness does not declare; they are never counted as passed.</p>",
+        "that level had something to check. Cases marked not-applicable need a capability or "
+        "option the harness does not declare; they are never counted as passed.</p>",
         "</body>",
         "</html>",
         "",
@@ -408,7 +430,7 @@ def _levels_line(report: JsonObject, cases: Sequence[JsonObject]) -> str:
     parts = []
     for level in LEVELS:
         if level != "behaviour" and report.get("level") == "behaviour":
-            parts.append(f'<span class="lv">{level} <b>not run</b></span>')
+            parts.append(f'<span class="lv">{level} <b>not-run</b></span>')
             continue
         judged = [
             levels.get(level)
@@ -455,12 +477,7 @@ def _causes_cell(report: JsonObject) -> str:
 
 def _total_cell(report: JsonObject, table: dict[str, JsonObject]) -> str:
     cases = list(table.values())
-    failing = [case_id for case_id, case in table.items() if case.get("outcome") in _FAILING]
-    links = ""
-    if failing:
-        shown = "".join(f'<a href="#{_e(i)}">{_e(i)}</a>' for i in failing[:_MAX_LINKS])
-        more = f" +{len(failing) - _MAX_LINKS} more" if len(failing) > _MAX_LINKS else ""
-        links = f'<br><span class="links">failing: {shown}{more}</span>'
+    links = _failing_links(table, table)
     badge, text, _ = _scope(_harness(report))
     # Totals that are all passes still say what was not judged, so they never read as full marks.
     scope = "" if badge == "b-all" else f'<br><span class="badge {badge}">{_e(text)}</span>'
@@ -478,6 +495,7 @@ def _area(
     case_ids: list[str],
     reports: Sequence[JsonObject],
     tables: Sequence[dict[str, JsonObject]],
+    notes: Sequence[Notes],
 ) -> list[str]:
     # An area opens by itself when a harness fails a case in it, so the page opens on problems.
     failing = any(t[i].get("outcome") in _FAILING for t in tables for i in case_ids if i in t)
@@ -489,7 +507,7 @@ def _area(
             continue
         cells.append(
             f'<td class="sum s-{_worst(cases)}">{_levels_line(report, cases)}<br>'
-            f"{_counts_line(cases)}</td>"
+            f"{_counts_line(cases)}{_failing_links(table, case_ids)}</td>"
         )
     slug = "area-" + "-".join(area.split())
     out = [
@@ -501,7 +519,10 @@ def _area(
     ]
     for case_id in case_ids:
         present = [t.get(case_id) for t in tables]
-        outcomes = {None if c is None else c.get("outcome") for c in present}
+        outcomes = {
+            None if c is None else _SAME_AS.get(str(c.get("outcome")), c.get("outcome"))
+            for c in present
+        }
         rules: Json = next((c["rules"] for c in present if c is not None and c.get("rules")), [])
         rule_list = " ".join(_e(r) for r in rules) if isinstance(rules, list) else ""
         same = " same" if len(outcomes) == 1 else ""
@@ -509,14 +530,27 @@ def _area(
             f'<tr class="case{same}" id="{_e(case_id)}"><th scope="row">'
             f'<a href="#{_e(case_id)}">{_e(case_id)}</a>'
             f'<span class="rules mono">{rule_list}</span></th>'
-            + "".join(_case_cell(case) for case in present)
+            + "".join(
+                _case_cell(case, note.get(case_id, ()))
+                for case, note in zip(present, notes, strict=True)
+            )
             + "</tr>"
         )
     out.append("</tbody>")
     return out
 
 
-def _case_cell(case: JsonObject | None) -> str:
+def _failing_links(table: dict[str, JsonObject], case_ids: Iterable[str]) -> str:
+    """Links to the failing cases among ``case_ids``: each opens its row, and the cell its why."""
+    failing = [i for i in case_ids if i in table and table[i].get("outcome") in _FAILING]
+    if not failing:
+        return ""
+    shown = "".join(f'<a href="#{_e(i)}">{_e(i)}</a>' for i in failing[:_MAX_LINKS])
+    more = f" +{len(failing) - _MAX_LINKS} more" if len(failing) > _MAX_LINKS else ""
+    return f'<br><span class="links">failing: {shown}{more}</span>'
+
+
+def _case_cell(case: JsonObject | None, notes: Sequence[tuple[str, str]] = ()) -> str:
     if case is None:
         return f'<td class="cell o-missing" data-outcome="missing">{MISSING}</td>'
     outcome = str(case.get("outcome"))
@@ -526,16 +560,16 @@ def _case_cell(case: JsonObject | None) -> str:
     title = ", ".join(f"{level} {value}" for level, value in levels.items()) or label
     tags = (
         f'<span class="tag">baseline: {_e(case["baseline"])}</span>' if case.get("baseline") else ""
-    )
+    ) + "".join(f'<span class="tag">{_e(tag)}</span>' for tag, _ in notes)
     head = f'<span class="label">{symbol} {_e(label)}</span>{tags}'
     opening = f'<td class="cell o-{_e(outcome)}" data-outcome="{_e(outcome)}" title="{_e(title)}">'
-    if outcome == "passed" and not case.get("verdicts"):
+    if outcome == "passed" and not case.get("verdicts") and not notes:
         return f"{opening}{head}</td>"
-    return f"{opening}<details><summary>{head}</summary>{_why(case, levels)}</details></td>"
+    return f"{opening}<details><summary>{head}</summary>{_why(case, levels, notes)}</details></td>"
 
 
-def _why(case: JsonObject, levels: dict[str, Json]) -> str:
-    """The reason behind a cell: levels, verdicts (or the message), then the calls made."""
+def _why(case: JsonObject, levels: dict[str, Json], notes: Sequence[tuple[str, str]] = ()) -> str:
+    """The reason behind a cell: levels, verdicts (or the message), notes, then the calls made."""
     out = ['<div class="why">']
     if levels:
         out.append(
@@ -555,6 +589,7 @@ def _why(case: JsonObject, levels: dict[str, Json]) -> str:
         out.append("</ol>")
     elif case.get("message"):
         out.append(f'<div class="text message">{_e(case["message"])}</div>')
+    out += [f'<div class="note text"><b>{_e(tag)}</b>: {_e(text)}</div>' for tag, text in notes]
     calls = [c for c in case.get("calls") or [] if isinstance(c, dict)]
     if calls:
         out.append(f'<div class="calls"><p>calls made ({len(calls)}):</p><ol>')
@@ -606,3 +641,64 @@ def _clip(value: Json) -> Json:
     if isinstance(value, dict):
         return {str(k): _clip(v) for k, v in value.items()}
     return value
+
+
+# -- the terminal summary (``matrix … --format text|md``) ----------------------------------------
+
+FORMATS: Final = ("html", "text", "md")
+_SUMMARY_OUTCOMES: Final = ("passed", "failed", "not-applicable", "not-run")
+
+
+def summary(reports: Sequence[JsonObject], fmt: str) -> str:
+    """The comparison as a table for a terminal (``text``) or a Markdown page (``md``).
+
+    Harnesses are columns, areas rows; each cell counts the area's cases per outcome with the
+    page's symbols (``✓3 ✗1 ∅2``), and a row per root cause follows when the reports name them.
+    """
+    if fmt not in ("text", "md"):
+        raise ValueError(f"format {fmt!r} does not exist; choose one of {', '.join(FORMATS)}")
+    tables = [_by_id(report) for report in reports]
+    order = _case_order(reports)
+    header = ["area"] + [
+        f"{_harness(r).get('name', '?')} {_harness(r).get('version', '?')}" for r in reports
+    ]
+    rows = [
+        ["capabilities"] + [_scope(_harness(r))[1] for r in reports],
+        ["level"] + [_level_name(r) + _incomplete(r) for r in reports],
+        [f"all areas ({len(order)})"] + [_tally(t.values()) for t in tables],
+    ]
+    by_area: dict[str, list[str]] = {}
+    for case_id, area in order:
+        by_area.setdefault(area, []).append(case_id)
+    for area, case_ids in by_area.items():
+        rows.append(
+            [f"{area} ({len(case_ids)})"]
+            + [_tally(t[i] for i in case_ids if i in t) for t in tables]
+        )
+    causes = [r.get("rootCauses") for r in reports]
+    if any(isinstance(c, list) for c in causes):
+        rows.append(["root causes"] + [str(len(c)) if isinstance(c, list) else MISSING
+                                       for c in causes])  # fmt: skip
+    legend = "  ".join(f"{STYLE[o][0]} {o}" for o in _SUMMARY_OUTCOMES)
+    if fmt == "md":
+        out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+        return "\n".join([*out, "", legend]) + "\n"
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    out = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+           for row in [header, *rows]]  # fmt: skip
+    out.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join([*out, "", legend]) + "\n"
+
+
+def _incomplete(report: JsonObject) -> str:
+    return "" if report.get("complete", True) else ", INCOMPLETE"
+
+
+def _tally(cases: Iterable[JsonObject]) -> str:
+    counts = Counter(str(case.get("outcome")) for case in cases)
+    if not counts:
+        return MISSING
+    # Outcomes beyond the common four (expected-fail, skipped, …) still show, with their symbol.
+    shown = [*_SUMMARY_OUTCOMES, *(o for o in STYLE if o not in _SUMMARY_OUTCOMES)]
+    return " ".join(f"{STYLE[o][0]}{counts[o]}" for o in shown if counts[o])

@@ -1,0 +1,1 @@
+"""deepagents' filesystem tools (see README.md)."""

@@ -1,0 +1,1 @@
+"""OpenHands' file editor (see README.md)."""
