@@ -40,7 +40,7 @@ def test_a_scenario_workspace_left_to_the_suite_names_the_rule(tmp_path: Path) -
 
 
 def test_mixed_line_endings_rewritten_outside_an_edit_fail(tmp_path: Path) -> None:
-    entry = _one_case(tmp_path, "careless:NormalizesLineEndings", "PRV-031")
+    entry = _one_case(tmp_path, "careless:NormalizesLineEndings", "PRV-032")
     assert entry["outcome"] == "failed"
     assert "{fs.text.mixed-endings}" in str(entry["message"])
 

@@ -349,7 +349,7 @@ def test_crlf_is_kept(session: Session, disk: Disk) -> None:
     )
 
 
-@case("PRV-031", rules=["fs.text.utf8", "fs.text.mixed-endings"])
+@case("PRV-032", rules=["fs.text.utf8", "fs.text.mixed-endings"])
 def test_mixed_line_endings_are_kept(session: Session, disk: Disk) -> None:
     """keep every line ending of a mixed file (LF, CRLF, a lone CR) outside the edited text"""
     mixed = b"a\r\nb\nc\rd\r\n\ne\r\n"
