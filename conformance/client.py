@@ -111,7 +111,12 @@ class Result:
         wrong = _unexpected(self.changes, wanted, self.after)
         flag = f"refused ({shorten(self.text)}) and" if self.is_error else "accepted, but"
         if wrong:
-            for deviation, parts in _sorted_deviations(wrong, wanted, self.is_error).items():
+            # The first deviation's verdict says everything that changed; another kind of
+            # deviation in the same call is a violation of its own, so causes never merge.
+            kinds = list(_sorted_deviations(wrong, wanted, self.is_error).items())
+            self._deviate("accepted", kinds[0][0], rule, f"{flag} {' and '.join(wrong)}",
+                          RANK_DISK)  # fmt: skip
+            for deviation, parts in kinds[1:]:
                 self._deviate("accepted", deviation, rule, f"{flag} {' and '.join(parts)}",
                               RANK_DISK)  # fmt: skip
             return self
