@@ -238,6 +238,9 @@ class _State:
                 HARNESS_CWD: self.base.harness_cwd,
                 HARNESS_TMP: self.base.harness_tmp,
             }
+        # The run's own directory holds every case's; the deepest registered name wins.
+        assert self.base.run is not None
+        display.PLACES.run_directory("tmp", self.base.run)
         display.PLACES.run_directory("harness cwd", self.base.harness_cwd)
         display.PLACES.run_directory("harness tmp", self.base.harness_tmp)
         return self.client

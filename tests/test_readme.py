@@ -54,7 +54,7 @@ def test_the_readme_samples_are_what_a_real_run_prints() -> None:
 
 
 def test_the_readme_is_a_guide_that_links_its_reference_pages() -> None:
-    assert len(README.encode()) < 18_000  # a guide; reference pages live in docs/
+    assert len(README.encode()) < 20_000  # a guide; reference pages live in docs/
     for page in ("docs/cases.md", "docs/protocol.md", "docs/numbers.md", "LICENSE"):
         assert f"]({page}" in README
         assert (REPO / page).is_file()

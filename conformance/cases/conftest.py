@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from conformance import display
 from conformance.client import Client, Session
 from conformance.disk import Disk
 from conformance.harness.contract import Json, JsonObject
@@ -26,9 +25,8 @@ register_profiles()
 
 
 @pytest.fixture(scope="session")
-def client(conformance_client: Client, tmp_path_factory: pytest.TempPathFactory) -> Client:
+def client(conformance_client: Client) -> Client:
     """The harness under test, behind checked contract calls."""
-    display.PLACES.run_directory("tmp", tmp_path_factory.getbasetemp())
     return conformance_client
 
 
