@@ -183,8 +183,8 @@ def test_an_abandoned_call_is_failed_with_the_reason_and_the_next_call_is_answer
             pass  # until the call is on its way
         worker.join()
         assert failures == [
-            "call_tool('read') failed: the harness was stopped: CASE-001 ended with a call "
-            "still waiting for its answer"
+            'call_tool("read", {"file_path": "a.txt"}) failed: the harness was stopped: CASE-001 '
+            "ended with a call still waiting for its answer"
         ]
         assert transport.abandon("nothing waits now") is False
         assert transport.call("describe", {})["name"] == "reference"
@@ -203,7 +203,10 @@ def test_a_call_that_times_out_is_the_headline_of_its_case_not_an_unknown_handle
     data = report(path)
     assert outcomes(data) == {"PRV-004": "failed", "PRV-006": "passed"}
     message = str(case_of(data, "PRV-004")["message"])
-    assert "call_tool('read') did not answer within 2.0 s (--conformance-timeout)" in message
+    assert (
+        'call_tool("read", {"file_path": "pipe"}) did not answer within 2.0 s (--conformance-timeout)'
+        in message
+    )
     assert "unknown" not in done.stdout
     assert "ERROR at teardown" not in done.stdout
 
@@ -219,4 +222,4 @@ def test_a_call_a_case_gives_up_on_never_fails_the_next_case(tmp_path: Path) -> 
     assert done.returncode == 1, done.stdout[-3000:]
     data = report(path)
     assert outcomes(data) == {"PRV-004": "failed", "PRV-006": "passed"}
-    assert "the call blocked for 20 s" in str(case_of(data, "PRV-004")["message"])
+    assert 'read {"file_path": "pipe"} blocked for 20 s' in str(case_of(data, "PRV-004")["message"])

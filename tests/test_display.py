@@ -283,7 +283,7 @@ def test_a_blocked_call_names_its_tool_and_arguments(tmp_path: Path) -> None:
     assert entry["levels"] == {"behaviour": "failed", "wording": "failed"}
     assert entry["message"] == (
         'HarnessCallError: call_tool("read", {"file_path": "<root>/pipe"}) did not answer '
-        "within 1.0 s; it wrote nothing to stderr"
+        "within 1.0 s (--conformance-timeout); it wrote nothing to stderr"
     )
 
 

@@ -355,11 +355,11 @@ def _lost(judge: Judge, round_: int, name: str, outcomes: list[Result], labels: 
     """
     winners = [i for i, o in enumerate(outcomes) if not o.is_error]
     if len(winners) > 1 and content in [contents[i] for i in winners]:
-        kept = winners[[contents[i] for i in winners].index(content)]
-        lost = " and ".join(labels[i] for i in winners if i != kept)
-        judge.true(False, f"round {round_}: {lost} was lost: both guarded mutations of {name} "
-                   f"from one version were accepted, and {name} holds only {labels[kept]}",
-                   rule=rule)  # fmt: skip
+        # Which of the two survived is the scheduler's choice, not the harness's: the verdict
+        # names both and says that one was lost, so the same defect reads the same every run.
+        judge.true(False, f"round {round_}: a guarded mutation of {name} was lost: "
+                   f"{' and '.join(labels)} were both accepted from one version, and {name} "
+                   "holds only one of them", rule=rule)  # fmt: skip
         return
     judge.equal(f"round {round_}: the number of guarded mutations of {name} accepted "
                 "from one version", len(winners), 1, rule=rule)  # fmt: skip
@@ -400,7 +400,9 @@ def test_a_race_through_a_symlink_alias(
     # The alias lives in another directory than the file, so that a lock taken on the path as
     # spelled (or on its directory) does not exclude the other writer.
     disk.path("data").mkdir()
-    rounds = 1 if client.profile.has("pause") else 10
+    # Driven where the harness offers the pause point after its checks; raced otherwise.
+    paused = client.profile.has("pause") and client.profile.supports("pausePoints", "checked")
+    rounds = 1 if paused else 10
     for round_ in range(rounds):
         name = f"data/shared{round_}.txt"
         alias = f"alias{round_}.txt"
@@ -411,7 +413,7 @@ def test_a_race_through_a_symlink_alias(
         observe(first, name)
         observe(second, alias)
         contents = [b"through the name\n", b"through the alias\n"]
-        if client.profile.has("pause"):
+        if paused:
             outcomes = _paused_race(first, second, name, alias)
         else:
             outcomes = _at_once([partial(first.write, name, "through the name\n"),

@@ -70,9 +70,13 @@ def divergence_key(
 ) -> tuple[str, str, str]:
     """What makes two divergences the same defect: the tool, the situation, the deviation.
 
-    The one place the state machine decides sameness; a root-cause signature shared with the
-    rest of the suite (``conformance.causes``) can replace it here.
+    The one place the state machine decides sameness. A violation of a tool call carries the
+    suite's root-cause signature (``conformance.causes``: rule · situation · deviation), so the
+    state machine and the reports agree on what one defect is; a check of the machine's own has
+    none and is keyed by the model's words for the step.
     """
+    if violation.signature:
+        return (tool, "", violation.signature)
     if violation.rank == RANK_FLAG and expected is not None:
         deviation = f"{'refused' if expected == 'accepted' else 'accepted'} instead of {expected}"
     else:

@@ -23,6 +23,7 @@ from conformance.harness.contract import (
     CAPABILITIES,
     FLAG_OPTIONS,
     GRANTS,
+    IMPLIED,
     SANDBOX_MODES,
     Json,
     JsonObject,
@@ -317,7 +318,8 @@ def _scope(harness: JsonObject) -> tuple[str, str, str]:
     """(badge class, badge text, sentence) for what the harness declares it can be judged on."""
     declared = [str(c) for c in harness.get("capabilities") or []]
     how = " (inferred from its methods)" if harness.get("capabilitiesInferred") else ""
-    missing = [c for c in CAPABILITIES if c not in declared]
+    # A capability another one implies (toolCodes by taxonomy) is not missing from the column.
+    missing = [c for c in CAPABILITIES if c not in declared and IMPLIED.get(c) not in declared]
     if declared == ["tools"]:
         # The one reading to rule out: a green column for a harness judged on its tools alone.
         return (
