@@ -48,9 +48,10 @@ DIR: Final = object()
 Expected = bytes | str | None | object
 
 
-def _require(condition: bool, call: str, problem: str, got: object) -> None:
+def _require(condition: bool, call: str | Callable[[], str], problem: str, got: object) -> None:
     if not condition:
-        raise ContractError(f"{call}: {problem} (got {shorten(got, 300)})")
+        named = call if isinstance(call, str) else call()
+        raise ContractError(f"{named}: {problem} (got {shorten(got, 300)})")
 
 
 @dataclass
@@ -307,7 +308,7 @@ def _ancestors(path: str) -> Iterator[str]:
 
 
 def unpack(
-    wire: object, call: str
+    wire: object, call: str | Callable[[], str]
 ) -> tuple[JsonObject, str, str, bool, tuple[str, str] | None, int]:
     """Check a wire result's shape (SPEC §2.1) and unpack it."""
     _require(isinstance(wire, dict), call, "the result must be an object", wire)
@@ -440,7 +441,11 @@ class Session:
         record.changes = [change.describe() for change in changes]
         if watch is not None:
             record.outside = [c.describe() for c in changes if not watch.inside(c.path)]
-        call = f"call_tool({display.show(name)}, {display.show(arguments, 200)})"
+
+        # Named only when the answer breaks the contract: most calls never need the words.
+        def call() -> str:
+            return f"call_tool({display.show(name)}, {display.show(arguments, 200)})"
+
         result, call_id, text, is_error, error, blocks = unpack(wire, call)
         if record.situation is not None and isinstance(path, str):
             self.observations.after(name, path, is_error)

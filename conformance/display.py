@@ -47,6 +47,7 @@ SHOWN: Final = 160
 
 _HIDDEN: Final = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 # What a cut may leave of an escape: a lone backslash (not one of a pair), a "\\u" and 0-3 digits.
+_NOT_PLAIN: Final = re.compile(r"[^\x20-\x7e]")
 _PARTIAL_ESCAPE: Final = re.compile(r"(?<!\\)(?:\\\\)*\\(?:u[0-9a-f]{0,3})?$")
 
 
@@ -102,6 +103,10 @@ class Places:
         alternatives = "|".join(re.escape(spelling) for spelling, _ in self._cached) or "(?!)"
         self._pattern = re.compile(f"(?:{alternatives})" + r"(?![\w-]|\.[\w-])")
         return self._cached
+
+    def longest(self) -> int:
+        """The length of the longest registered spelling (at least that of a short path)."""
+        return max((len(spelling) for spelling, _ in self._entries()), default=0) + 16
 
     def path(self, path: str) -> str:
         """A path the suite sent or saw, as a sentence names it (see the module docstring)."""
@@ -178,7 +183,7 @@ def named(value: str) -> str:
 
 def show(value: object, limit: int = SHOWN) -> str:
     """A value for a verdict, as JSON: strings quoted, long values cut with an ellipsis."""
-    shown = _json(value)
+    shown = _json(_clip(value, (limit + 2) * PLACES.longest()))
     if len(shown) <= limit:
         return shown
     if shown.startswith('"'):  # a string stays a string: cut inside it, then close it
@@ -233,15 +238,34 @@ def _escape_hidden(shown: str) -> str:
     """JSON escapes for what JSON leaves raw but nobody can see (or UTF-8 cannot carry)."""
     if shown.isascii() and shown.isprintable():
         return shown
-    out = []
-    for char in shown:
-        if unicodedata.category(char) in _HIDDEN:
-            code = ord(char)
-            if code > 0xFFFF:
-                code -= 0x10000
-                out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
-            else:
-                out.append(f"\\u{code:04x}")
-        else:
-            out.append(char)
-    return "".join(out)
+    return _NOT_PLAIN.sub(_escape_char, shown)
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    char = match.group()
+    if unicodedata.category(char) not in _HIDDEN:
+        return char
+    code = ord(char)
+    if code > 0xFFFF:
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
+
+
+def _clip(value: object, budget: int) -> object:
+    """``value`` with every string and container cut to what a verdict of ``budget`` can show.
+
+    Bytes stay whole: cut inside a character they would no longer read as text.
+
+    A verdict shows at most ``limit`` characters, and naming a directory shortens a string by
+    at most its longest spelling: ``(limit + 2) × longest`` characters of each string are all
+    a verdict can reach, so a megabyte of content is never escaped and renamed only to be cut.
+    """
+    if isinstance(value, str):
+        return value[:budget] if len(value) > budget else value
+    if isinstance(value, Mapping):
+        items = list(value.items())[:budget]
+        return {k: _clip(v, budget) for k, v in items}
+    if isinstance(value, list | tuple):
+        return [_clip(v, budget) for v in value[:budget]]
+    return value

@@ -8,10 +8,11 @@ nothing, a success exactly its target, and nothing may appear outside the root i
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -97,20 +98,24 @@ class Watch:
         self.base = base
         self.root = root
         self.extra = dict(extra or {})
+        self._root = os.fspath(root)
         display.PLACES.case(root, base)
 
-    def name(self, path: Path, label: str | None = None) -> str:
+    def name(self, path: Path | str, label: str | None = None) -> str:
         """A watched path as verdicts show it: relative to the root, or under a label."""
+        spelled = os.fspath(path)
         if label is not None:
-            return f"<{label}>/{path.relative_to(self.extra[label]).as_posix()}"
-        return os.path.relpath(path, self.root)
+            return f"<{label}>/{os.path.relpath(spelled, self.extra[label])}"
+        if spelled.startswith(self._root) and spelled[len(self._root) : len(self._root) + 1] == "/":
+            return spelled[len(self._root) + 1 :]  # the common case, without relpath's work
+        return os.path.relpath(spelled, self._root)
 
     def snapshot(self) -> Snapshot:
         """Everything under the watched directories, right now."""
         found: Snapshot = {}
-        _walk(self.base, found, self.name)
+        _walk(os.fspath(self.base), found, self.name)
         for label, directory in self.extra.items():
-            _walk(directory, found, lambda p, label=label: self.name(p, label))
+            _walk(os.fspath(directory), found, functools.partial(self.name, label=label))
         return found
 
     def inside(self, name: str) -> bool:
@@ -128,27 +133,26 @@ def diff(before: Snapshot, after: Snapshot) -> list[Change]:
     return changes
 
 
-def _walk(directory: Path, found: Snapshot, name_of: object) -> None:
-    namer = name_of  # a callable Path -> str
-    pending: list[Path] = [directory]
+def _walk(directory: str, found: Snapshot, name_of: Callable[[str], str]) -> None:
+    pending: list[str] = [directory]
     while pending:
         current = pending.pop()
         try:
-            entries = list(os.scandir(current))
+            with os.scandir(current) as listing:
+                entries = list(listing)
         except OSError:
             continue
         for item in entries:
-            path = Path(item.path)
             try:
-                entry = _entry(path)
+                entry = _entry(item.path)
             except OSError:
                 continue
-            found[namer(path)] = entry  # type: ignore[operator]
+            found[name_of(item.path)] = entry
             if entry.kind == "dir":
-                pending.append(path)
+                pending.append(item.path)
 
 
-def _entry(path: Path) -> Entry:
+def _entry(path: str) -> Entry:
     st = os.lstat(path)
     mode = stat.S_IMODE(st.st_mode)
     if stat.S_ISLNK(st.st_mode):

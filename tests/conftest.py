@@ -19,6 +19,31 @@ from reference.workspace import Workspace
 register_profiles()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def compiled_once(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Child runs reuse one bytecode cache under this run's temp directory.
+
+    Hundreds of tests start ``python -m conformance`` and harness children. Where the machine
+    sets ``PYTHONDONTWRITEBYTECODE`` (these do), each of them compiled pytest, hypothesis, the
+    suite and the reference from source again, several seconds a run; the cache lives beside
+    pytest's own temp directories, never in the checkout, and changes no verdict.
+    """
+    saved = {k: os.environ.get(k) for k in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    base = tmp_path_factory.getbasetemp()
+    # Under xdist every worker has its own base inside the run's directory: share the parent.
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(shared / "bytecode")
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 @pytest.fixture
 def ascii_locale() -> Iterator[None]:
     """The C locale, whose default text encoding is ASCII (UTF-8 must be asked for by name)."""
