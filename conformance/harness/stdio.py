@@ -437,10 +437,10 @@ class Stdio(Transport):
         self._forget(request_id)
         with self._lock:
             self._timeouts_in_a_row += 1
-            if self._timeouts_in_a_row >= DEAD_AFTER_TIMEOUTS:
-                self._dead = (
-                    f"the harness is dead: {self._timeouts_in_a_row} calls in a row timed out"
-                )
+            if self._timeouts_in_a_row >= DEAD_AFTER_TIMEOUTS and self._dead is None:
+                # The limit, not the count: two calls timing out at once (CON-002) must not
+                # change the words from one run to the next.
+                self._dead = f"the harness is dead: {DEAD_AFTER_TIMEOUTS} calls in a row timed out"
             dead = self._dead
         message = f"{what} did not answer within {waited:.1f} s ({limit}){child.tail()}"
         self._retire(child, f"was stopped: {what} timed out")
