@@ -116,7 +116,7 @@ const CODES = Object.freeze({
 
 /**
  * How the tools speak: `say` fills in a text, `fail` makes the error a refusal throws (through
- * `hooks.refusal({ key, code, message, cause, violations })` when given, a ToolFailure
+ * `hooks.refusal({ key, code, message, fields, cause, violations })` when given, a ToolFailure
  * otherwise), and `refused` tells a refusal from an unexpected error.
  */
 function makeVoice(hooks) {
@@ -133,7 +133,7 @@ function makeVoice(hooks) {
   };
   return {
     say,
-    fail: (key, fields, cause) => refuse({ key, code: CODES[key] ?? null, message: say(key, fields), cause }),
+    fail: (key, fields, cause) => refuse({ key, code: CODES[key] ?? null, message: say(key, fields), fields, cause }),
     argsFailure: (op, violations) =>
       refuse({ key: 'args.invalid', code: CODES['args.invalid'], violations, message: say('args.invalid', { op, violations: violations.join('; ') }) }),
     refused: (error) => made.has(error),
