@@ -109,7 +109,7 @@ def test_the_callers_pytest_configuration_never_applies(tmp_path: Path) -> None:
         '[project]\nname = "someone-elses"\n\n[tool.pytest.ini_options]\naddopts = "-x"\n'
         'testpaths = ["nowhere"]\n'
     )
-    runs = {}
+    runs: dict[str, tuple[str, dict[str, str], bytes]] = {}
     for name, cwd in (("ini", project / "tests"), ("pyproject", other), ("neutral", tmp_path)):
         path = tmp_path / f"{name}.json"
         done = run_suite("--harness", TOOLS_ONLY, "-k", "GRD-00", "-q",
@@ -117,9 +117,9 @@ def test_the_callers_pytest_configuration_never_applies(tmp_path: Path) -> None:
         assert done.returncode == 1, done.stdout[-2000:]
         assert "stopping after 1 failures" not in done.stdout
         assert done.stdout.count("FAILED [") > 1
-        baseline = cli("baseline", str(path), cwd=tmp_path)
-        assert baseline.returncode == 0, baseline.stderr
-        runs[name] = (done.stdout, outcomes(report(path)), baseline.stdout.encode())
+        listed = cli("baseline", str(path), cwd=tmp_path)
+        assert listed.returncode == 0, listed.stderr
+        runs[name] = (done.stdout, outcomes(report(path)), listed.stdout.encode())
 
     def ids(output: str) -> list[str]:
         return sorted(line.split("/conformance/cases/")[1] for line in output.splitlines()
