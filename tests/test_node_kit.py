@@ -88,6 +88,15 @@ def test_a_harness_written_the_way_javascript_authors_write_passes(
     sandbox = {case: o for case, o in found.items() if case.startswith("SBX-")}
     assert set(sandbox.values()) == {"passed"}, sandbox
     assert "SBX-014" in sandbox
+    # Under another TMPDIR, the same verdicts: no workspace lives in a temp area it may write.
+    elsewhere, again = tmp_path / "other-tmp", tmp_path / "again.json"
+    elsewhere.mkdir()
+    selection = [arg for case in sandbox for arg in ("--conformance-case", case)]
+    done = run_suite("--harness-cmd", f"{node} {NATURAL}", "--conformance-level", "behaviour",
+                     *selection, "--conformance-report", str(again), cwd=tmp_path,
+                     env={"TMPDIR": str(elsewhere)})  # fmt: skip
+    assert done.returncode == 0, done.stdout[-4000:]
+    assert outcomes(report(again)) == sandbox
 
 
 def test_the_natural_harness_passes_every_level_in_its_own_words(node: str, tmp_path: Path) -> None:
