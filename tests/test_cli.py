@@ -99,20 +99,39 @@ def test_the_case_list_goes_to_stdout_alone_and_honours_the_selection(tmp_path: 
 
 
 def test_the_callers_pytest_configuration_never_applies(tmp_path: Path) -> None:
-    project = tmp_path / "project"
+    # Two hostile starting directories (a pytest.ini, a pyproject.toml with pytest's table, each
+    # with addopts = -x) and a neutral one: the same failing harness gets the same verdicts.
+    project, other = tmp_path / "project", tmp_path / "other"
     (project / "tests").mkdir(parents=True)
+    other.mkdir()
     (project / "pytest.ini").write_text("[pytest]\naddopts = -x --strict-markers -p no:nothing\n")
-    done = run_suite("--harness", TOOLS_ONLY, "-k", "GRD-00", "-q", cwd=project / "tests")
-    assert done.returncode == 1
-    assert "stopping after 1 failures" not in done.stdout
-    assert done.stdout.count("FAILED [") > 1
-    other = run_suite("--harness", TOOLS_ONLY, "-k", "GRD-00", "-q", cwd=tmp_path)
+    (other / "pyproject.toml").write_text(
+        '[project]\nname = "someone-elses"\n\n[tool.pytest.ini_options]\naddopts = "-x"\n'
+        'testpaths = ["nowhere"]\n'
+    )
+    runs: dict[str, tuple[str, dict[str, str], bytes]] = {}
+    for name, cwd in (("ini", project / "tests"), ("pyproject", other), ("neutral", tmp_path)):
+        path = tmp_path / f"{name}.json"
+        done = run_suite("--harness", TOOLS_ONLY, "-k", "GRD-00", "-q",
+                         "--conformance-report", str(path), cwd=cwd)  # fmt: skip
+        assert done.returncode == 1, done.stdout[-2000:]
+        assert "stopping after 1 failures" not in done.stdout
+        assert done.stdout.count("FAILED [") > 1
+        listed = cli("baseline", str(path), cwd=tmp_path)
+        assert listed.returncode == 0, listed.stderr
+        runs[name] = (done.stdout, outcomes(report(path)), listed.stdout.encode())
 
     def ids(output: str) -> list[str]:
         return sorted(line.split("/conformance/cases/")[1] for line in output.splitlines()
                       if line.startswith("FAILED"))  # fmt: skip
 
-    assert ids(done.stdout) == ids(other.stdout)
+    (stdout, found, baseline) = runs["neutral"]
+    assert "failed" in found.values()
+    assert b"GRD-00" in baseline
+    for name in ("ini", "pyproject"):
+        assert ids(runs[name][0]) == ids(stdout), name
+        assert runs[name][1] == found, name
+        assert runs[name][2] == baseline, name  # byte for byte
 
 
 def test_settings_come_from_the_tool_table_of_pyproject(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.suite import REPO, by_area, outcomes, report, run_suite
+from tests.suite import REPO, by_area, case_of, outcomes, report, run_suite
 
 NODE_KIT = REPO / "adapters" / "node"
 
@@ -61,6 +61,11 @@ def test_the_kits_own_tests_pass(node: str) -> None:
 
 
 NATURAL = REPO / "tests" / "fixtures" / "node_natural" / "harness.mjs"
+NATURAL_WORDING = NATURAL.parent / "wording.toml"
+# Cases that judge the structured {name, code} of a failed tool result (at the wording level):
+# a guard, a provider message, a sandbox denial (one in the temp grant), a deleted target, an
+# argument violation, an unknown tool, the state machine.
+CODED = ("GRD-001", "PRV-001", "SBX-001", "SBX-014", "DEL-001", "REG-004", "REG-012", "STM-001")
 
 
 def test_a_harness_written_the_way_javascript_authors_write_passes(
@@ -79,12 +84,51 @@ def test_a_harness_written_the_way_javascript_authors_write_passes(
     for case in ("TAX-001", "TAX-028", "TAX-025", "TAX-027", "PUB-002", "PUB-003", "PROP-005"):
         assert found[case] == "passed", case
     assert (found["TAX-007"], found["TAX-008"], found["PUB-004"]) == ("not-applicable",) * 3
-    taxonomy = tmp_path / "taxonomy.json"
-    # The error methods at every level too: their wording is the spec's, in any language.
-    methods = [c for c, o in found.items() if c.startswith(("TAX-", "PROP-")) and o == "passed"]
-    methods += [f"REM-00{n}" for n in range(1, 9)]
-    selection = [arg for case in methods for arg in ("--conformance-case", case)]
-    done = run_suite("--harness-cmd", f"{node} {NATURAL}", *selection,
-                     "--conformance-report", str(taxonomy), cwd=tmp_path)  # fmt: skip
+    # Its workspace-write grants the temp directory, declared: the sandbox cases apply and pass.
+    sandbox = {case: o for case, o in found.items() if case.startswith("SBX-")}
+    assert set(sandbox.values()) == {"passed"}, sandbox
+    assert "SBX-014" in sandbox
+    # Under another TMPDIR, the same verdicts: no workspace lives in a temp area it may write.
+    elsewhere, again = tmp_path / "other-tmp", tmp_path / "again.json"
+    elsewhere.mkdir()
+    selection = [arg for case in sandbox for arg in ("--conformance-case", case)]
+    done = run_suite("--harness-cmd", f"{node} {NATURAL}", "--conformance-level", "behaviour",
+                     *selection, "--conformance-report", str(again), cwd=tmp_path,
+                     env={"TMPDIR": str(elsewhere)})  # fmt: skip
     assert done.returncode == 0, done.stdout[-4000:]
-    assert by_area(report(taxonomy), "failed") == {}
+    assert outcomes(report(again)) == sandbox
+
+
+def test_the_natural_harness_passes_every_level_in_its_own_words(node: str, tmp_path: Path) -> None:
+    # Every text the model reads is its own (wording.toml re-pins them) and its failed results
+    # carry {name, code}: the default level, wording included, passes every case that applies.
+    path = tmp_path / "report.json"
+    done = run_suite("--harness-cmd", f"{node} {NATURAL}", "--conformance-wording",
+                     str(NATURAL_WORDING), "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-4000:]
+    data = report(path)
+    assert by_area(data, "failed") == {}
+    harness = data["harness"]
+    assert isinstance(harness, dict)
+    assert harness["lacks"] == ["to_error"]
+    assert {"toolCodes", "taxonomy", "pause"} <= set(harness["capabilities"])
+    assert harness["options"]["tempWritable"] is True
+    assert harness["options"]["pausePoints"] == ["staged"]
+    found = outcomes(data)
+    for case in ("TAX-001", "TAX-028", "PUB-002", "PUB-003"):  # Python's semantics; a staged race
+        assert found[case] == "passed", case
+        assert case_of(data, case)["levels"] in (
+            {"behaviour": "passed", "wording": "passed"},
+            {"behaviour": "passed", "wording": "not-applicable"},
+        ), case
+    # The structured codes, the taxonomy's and the registry's messages, judged in its words.
+    for case in (*CODED, "TAX-018", "TAX-019", "REG-017", "REM-001", "PUB-003"):
+        assert case_of(data, case)["levels"] == {"behaviour": "passed", "wording": "passed"}, case
+    assert (found["TAX-007"], found["PUB-004"]) == ("not-applicable",) * 2
+    # The spec's own words are not its words: without the table the same run fails on wording.
+    spec_words = tmp_path / "spec-words.json"
+    selection = [arg for case in CODED for arg in ("--conformance-case", case)]
+    done = run_suite("--harness-cmd", f"{node} {NATURAL}", *selection,
+                     "--conformance-report", str(spec_words), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 1
+    assert set(outcomes(report(spec_words)).values()) == {"failed"}

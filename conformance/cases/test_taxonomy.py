@@ -6,7 +6,7 @@ from conformance.cases import case, needs
 from conformance.client import Client
 from conformance.display import show
 from conformance.harness.contract import Json, JsonObject
-from conformance.spec import FS_CODES, chain_of, render_value
+from conformance.spec import FS_CODES, Wording, chain_of, render_value
 from conformance.verdict import Judge
 
 pytestmark = needs("taxonomy")
@@ -264,21 +264,23 @@ def test_llm_error_failure(client: Client, judge: Judge) -> None:
 
 
 @case("TAX-018", rules=["args-error.message"])
-def test_tool_args_error(client: Client, judge: Judge) -> None:
+def test_tool_args_error(client: Client, judge: Judge, w: Wording) -> None:
     """word ToolArgsError as 'invalid arguments: <v1>; <v2>' with code INVALID_ARGS"""
     described = client.inspect(client.error("ToolArgsError", violations=["first", "second"]))
-    judge.equal("the ToolArgsError's (message, code, violations)",
-                (described["message"], described["code"], described.get("violations")),
-                ("invalid arguments: first; second", "INVALID_ARGS", ["first", "second"]),
-                rule="args-error.message")  # fmt: skip
+    judge.equal("the ToolArgsError's (code, violations)", (described["code"], described.get("violations")),
+                ("INVALID_ARGS", ["first", "second"]), rule="args-error.message")  # fmt: skip
+    # Its message is what a tool result shows: a harness's wording table re-pins it.
+    judge.equal("the ToolArgsError's message", described["message"], w("args.invalid", violations="first; second"),
+                rule="args-error.message", level="wording")  # fmt: skip
 
 
 @case("TAX-019", rules=["tool-not-found.message"])
-def test_tool_not_found_error(client: Client, judge: Judge) -> None:
+def test_tool_not_found_error(client: Client, judge: Judge, w: Wording) -> None:
     """word ToolNotFoundError as 'unknown tool "<name>"' with code UNKNOWN_TOOL"""
     described = client.inspect(client.error("ToolNotFoundError", toolName="delete_file"))
-    judge.equal("the ToolNotFoundError's (message, code)", (described["message"], described["code"]),
-                ('unknown tool "delete_file"', "UNKNOWN_TOOL"), rule="tool-not-found.message")  # fmt: skip
+    judge.equal("the ToolNotFoundError's code", described["code"], "UNKNOWN_TOOL", rule="tool-not-found.message")  # fmt: skip
+    judge.equal("the ToolNotFoundError's message", described["message"], w("tool.unknown", name="delete_file"),
+                rule="tool-not-found.message", level="wording")  # fmt: skip
 
 
 @case("TAX-020", rules=["fs-error.codes"])

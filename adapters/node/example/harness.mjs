@@ -29,8 +29,116 @@ const MAX_SYMLINK_HOPS = 40;
 // Filesystems without hard links refuse link(2) with one of these; we then create exclusively.
 const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
 
-/** A refusal: its message is exactly what the model sees. */
-class ToolFailure extends Error {}
+/** A refusal: its message is exactly what the model sees; `code` is its SPEC §1 code, if any. */
+class ToolFailure extends Error {
+  constructor(message, code) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/**
+ * This harness's own words, by the suite's template keys (docs/wording-table.md), each a
+ * function of the template's fields (and of a few more this wording uses: `bytes`, `count`).
+ * A harness built on these tools passes its own words to `createHandlers({ words })`.
+ */
+export const EXAMPLE_WORDS = Object.freeze({
+  'tool.unknown': ({ name }) => `Unknown tool: ${name} (this harness has read, write and edit)`,
+  'args.invalid': ({ op, violations }) => `Bad arguments for ${op}: ${violations}`,
+  'args.missing': ({ path }) => `"${path}" is required`,
+  'args.type': ({ path, type }) => `"${path}" should be ${type}`,
+  'args.undeclared': ({ path }) => `"${path}" is not a known parameter`,
+  'args.not_object': () => 'expected a JSON object',
+  'args.not_json': () => 'not valid JSON',
+  'check.file_path': () => 'Bad arguments: file_path is empty',
+  'check.nul': () => 'Bad arguments: file_path contains a NUL character',
+  'check.offset': () => 'Bad arguments: offset must be 1 or more',
+  'check.limit': () => 'Bad arguments: limit must be 1 or more',
+  'check.limit_max': () => `Bad arguments: limit may be at most ${MAX_LIMIT}`,
+  'check.old_string': () => 'Bad arguments: old_string is empty',
+  'check.differ': () => 'Bad arguments: old_string and new_string are the same; nothing would change',
+  'fs.path_unicode': ({ p }) => `Cannot use the path ${p}: it is not valid UTF-8`,
+  'fs.parent_segment': ({ p }) => `Cannot use the path ${p}: one of its parent directories is a file`,
+  'fs.read_missing': ({ p }) => `File not found: ${p}`,
+  'fs.not_regular': ({ p }) => `${p} is not a regular file`,
+  'fs.binary': ({ op, p }) => `${p} looks like a binary file; not ${op === 'edit' ? 'editing' : 'reading'} it`,
+  'fs.invalid_utf8': ({ op, p, what }) => (what ? `Cannot ${op} ${p}: ${what} is not valid UTF-8 text` : `${p} is not valid UTF-8 text`),
+  'fs.permission': ({ p }) => `Permission denied: ${p}`,
+  'fs.io': ({ op, p, reason }) => `Could not ${op} ${p}: ${reason}`,
+  'fs.write_vanished': ({ p }) => `${p} was deleted after you read it; read it again once it exists`,
+  'fs.changed': ({ p }) => `${p} changed on disk since you read it; read it again`,
+  'fs.exists_unread': ({ p }) => `Refusing to overwrite ${p}: read it first`,
+  'policy.edit_unobserved': ({ p }) => `${p} has not been read in this session; read it before editing`,
+  'fs.edit_not_found': ({ p }) => `Could not find old_string in ${p}`,
+  'fs.ambiguous': ({ n, p }) => `old_string occurs ${n} times in ${p}; add surrounding text to pick one, or pass replace_all`,
+  'fs.redirected': ({ op, p }) => `Cannot ${op} ${p}: its directory changed while it was being written`,
+  'fs.sandbox': ({ op, p, mode }) => `Cannot ${op} ${p}: outside what ${mode} allows`,
+  'read.offset_range': ({ offset, p, total }) => `Offset ${offset} is past the end of ${p} (${lines(total)})`,
+  'read.output': ({ p, body }) => `File: ${p}\n${body}`,
+  'read.body': ({ lines: shown, footer }) => `${shown}\n${footer}`,
+  'read.body_empty': ({ footer }) => footer,
+  'read.line': ({ n, text }) => `${String(n).padStart(6)}\t${text}`,
+  'read.truncated': () => `[... line cut at ${MAX_LINE_CHARS} characters]`,
+  'read.footer.capped': ({ a, b, next }) => `[output too long: showing lines ${a}-${b}; continue with offset=${next}]`,
+  'read.footer.more': ({ a, b, total, next }) => `[showing lines ${a}-${b} of ${total}; continue with offset=${next}]`,
+  'read.footer.end': ({ total }) => `[end of file: ${lines(total)}]`,
+  'write.output': ({ p, created, bytes }) => (created ? `Created ${p} (${bytes} bytes)` : `Wrote ${bytes} bytes to ${p}`),
+  'write.created': () => 'Created',
+  'write.updated': () => 'Wrote',
+  'edit.output': ({ p }) => `Edited ${p}`,
+  'edit.output_all': ({ p, count }) => `Edited ${p} (${count} replacement${count === 1 ? '' : 's'})`,
+  // An OS error's reason: libuv's words (util.getSystemErrorMap), in lower case.
+  reason: ({ fallback }) => fallback,
+});
+
+/** The SPEC §1 code of each refusal; the post-schema checks are plain errors, with none. */
+const CODES = Object.freeze({
+  'tool.unknown': 'UNKNOWN_TOOL',
+  'args.invalid': 'INVALID_ARGS',
+  'fs.path_unicode': 'FS_NOT_FOUND',
+  'fs.parent_segment': 'FS_NOT_FOUND',
+  'fs.read_missing': 'FS_NOT_FOUND',
+  'read.offset_range': 'FS_NOT_FOUND',
+  'fs.not_regular': 'FS_NOT_REGULAR_FILE',
+  'fs.binary': 'FS_NOT_TEXT',
+  'fs.invalid_utf8': 'FS_NOT_TEXT',
+  'fs.permission': 'FS_PERMISSION_DENIED',
+  'fs.io': 'FS_IO_ERROR',
+  'fs.write_vanished': 'FS_STALE_VERSION',
+  'fs.changed': 'FS_STALE_VERSION',
+  'fs.exists_unread': 'FS_NOT_OBSERVED',
+  'policy.edit_unobserved': 'FS_NOT_OBSERVED',
+  'fs.edit_not_found': 'FS_EDIT_NOT_FOUND',
+  'fs.ambiguous': 'FS_AMBIGUOUS_EDIT',
+  'fs.redirected': 'FS_SANDBOX_DENIED',
+  'fs.sandbox': 'FS_SANDBOX_DENIED',
+});
+
+/**
+ * How the tools speak: `say` fills in a text, `fail` makes the error a refusal throws (through
+ * `hooks.refusal({ key, code, message, fields, cause, violations })` when given, a ToolFailure
+ * otherwise), and `refused` tells a refusal from an unexpected error.
+ */
+function makeVoice(hooks) {
+  const words = { ...EXAMPLE_WORDS, ...hooks.words };
+  const made = new WeakSet();
+  const say = (key, fields) => {
+    if (key.startsWith('reason.')) return (words[key] ?? words.reason)(fields);
+    return words[key](fields);
+  };
+  const refuse = (details) => {
+    const error = hooks.refusal?.(details) ?? new ToolFailure(details.message, details.code);
+    made.add(error);
+    return error;
+  };
+  return {
+    say,
+    fail: (key, fields, cause) => refuse({ key, code: CODES[key] ?? null, message: say(key, fields), fields, cause }),
+    argsFailure: (op, violations) =>
+      refuse({ key: 'args.invalid', code: CODES['args.invalid'], violations, message: say('args.invalid', { op, violations: violations.join('; ') }) }),
+    refused: (error) => made.has(error),
+  };
+}
 
 // Module-wide, so that two sessions of this process serialize their mutations of one file.
 const locks = new KeyedMutex();
@@ -58,41 +166,41 @@ const TYPE_CHECKS = {
 };
 
 /** The validated arguments of `tool`; throws a ToolFailure listing every violation. */
-function validateArguments(tool, raw) {
-  const args = typeof raw === 'string' ? parseModelJson(raw) : raw;
+function validateArguments(voice, tool, raw) {
+  const args = typeof raw === 'string' ? parseModelJson(voice, tool, raw) : raw;
   if (args === null || typeof args !== 'object' || Array.isArray(args)) {
-    throw new ToolFailure(`Bad arguments for ${tool}: expected a JSON object`);
+    throw voice.argsFailure(tool, [voice.say('args.not_object', {})]);
   }
   const { properties, required } = SCHEMAS[tool];
   const problems = [];
   for (const name of required) {
-    if (!Object.hasOwn(args, name)) problems.push(`"${name}" is required`);
+    if (!Object.hasOwn(args, name)) problems.push(voice.say('args.missing', { path: name }));
   }
   for (const [name, type] of Object.entries(properties)) {
     if (Object.hasOwn(args, name) && !TYPE_CHECKS[type](args[name])) {
-      problems.push(`"${name}" should be ${type === 'integer' ? 'an' : 'a'} ${type}`);
+      problems.push(voice.say('args.type', { path: name, type: `${type === 'integer' ? 'an' : 'a'} ${type}` }));
     }
   }
   for (const name of Object.keys(args)) {
-    if (!Object.hasOwn(properties, name)) problems.push(`"${name}" is not a known parameter`);
+    if (!Object.hasOwn(properties, name)) problems.push(voice.say('args.undeclared', { path: name }));
   }
-  if (problems.length > 0) throw new ToolFailure(`Bad arguments for ${tool}: ${problems.join('; ')}`);
+  if (problems.length > 0) throw voice.argsFailure(tool, problems);
 
   // Checks beyond the schema, before anything touches the disk.
-  if (args.file_path === '') throw new ToolFailure('Bad arguments: file_path is empty');
-  if (args.file_path.includes('\0')) throw new ToolFailure('Bad arguments: file_path contains a NUL character');
+  if (args.file_path === '') throw voice.fail('check.file_path', {});
+  if (args.file_path.includes('\0')) throw voice.fail('check.nul', {});
   for (const name of ['offset', 'limit']) {
     if (Object.hasOwn(args, name) && args[name] < 1) {
-      throw new ToolFailure(`Bad arguments: ${name} must be 1 or more`);
+      throw voice.fail(`check.${name}`, {});
     }
   }
   if (Object.hasOwn(args, 'limit') && args.limit > MAX_LIMIT) {
-    throw new ToolFailure(`Bad arguments: limit may be at most ${MAX_LIMIT}`);
+    throw voice.fail('check.limit_max', {});
   }
   if (tool === 'edit') {
-    if (args.old_string === '') throw new ToolFailure('Bad arguments: old_string is empty');
+    if (args.old_string === '') throw voice.fail('check.old_string', {});
     if (args.old_string === args.new_string) {
-      throw new ToolFailure('Bad arguments: old_string and new_string are the same; nothing would change');
+      throw voice.fail('check.differ', {});
     }
   }
   return args;
@@ -102,17 +210,17 @@ function validateArguments(tool, raw) {
  * Parse the raw argument text a model sent. JSON.parse alone is too lenient for SPEC
  * {#args.limits}: it turns `1e999` into Infinity and accepts nesting and digits without bound.
  */
-function parseModelJson(text) {
+function parseModelJson(voice, tool, text) {
   let value;
   try {
     value = JSON.parse(text);
   } catch {
-    throw new ToolFailure('Bad arguments: not valid JSON');
+    throw voice.argsFailure(tool, [voice.say('args.not_json', {})]);
   }
   // Number literals outside strings: none may have more than 100 digits.
   const literals = text.replace(/"(?:[^"\\]|\\.)*"/g, '""').match(/-?\d[\d.eE+-]*/g) ?? [];
   if (literals.some((literal) => literal.replace(/\D/g, '').length > 100) || !withinLimits(value, 0)) {
-    throw new ToolFailure('Bad arguments: not valid JSON');
+    throw voice.argsFailure(tool, [voice.say('args.not_json', {})]);
   }
   return value;
 }
@@ -130,28 +238,29 @@ function withinLimits(value, depth) {
  * Resolve `filePath` for `session`: `display` is the path lexically joined to the root (what
  * the model is shown), `key` its non-strict realpath (what the guard and publication use).
  */
-function resolveTarget(session, filePath) {
+function resolveTarget(session, filePath, op) {
+  const { voice } = session;
   if (!filePath.isWellFormed()) {
-    throw new ToolFailure(`Cannot use the path ${path.resolve(session.root, filePath.toWellFormed())}: it is not valid UTF-8`);
+    throw voice.fail('fs.path_unicode', { op, p: path.resolve(session.root, filePath.toWellFormed()) });
   }
   const display = path.resolve(session.root, filePath);
   let key;
   try {
     key = looseRealpath(display);
   } catch (error) {
-    throw osFailure('resolve', display, error);
+    throw osFailure(voice, op, display, error);
   }
   try {
-    if (!fs.statSync(path.dirname(key)).isDirectory()) throw notADirectory(display);
+    if (!fs.statSync(path.dirname(key)).isDirectory()) throw notADirectory(voice, op, display);
   } catch (error) {
-    if (error instanceof ToolFailure || error.code === 'ENOTDIR') throw notADirectory(display);
+    if (voice.refused(error) || error.code === 'ENOTDIR') throw notADirectory(voice, op, display);
     // A missing parent is created by write; anything else surfaces in the operation itself.
   }
   return { display, key };
 }
 
-function notADirectory(display) {
-  return new ToolFailure(`Cannot use the path ${display}: one of its parent directories is a file`);
+function notADirectory(voice, op, display) {
+  return voice.fail('fs.parent_segment', { op, p: display });
 }
 
 /**
@@ -203,8 +312,8 @@ function sha256(data) {
 }
 
 /** Throw the stale refusal unless the file (`st`, content on demand) is still at `observed`. */
-function checkVersion(observed, st, content, display) {
-  const stale = () => new ToolFailure(`${display} changed on disk since you read it; read it again`);
+function checkVersion(voice, op, observed, st, content, display) {
+  const stale = () => voice.fail('fs.changed', { op, p: display });
   if (stampOf(st) !== observed.stamp) throw stale();
   if (observed.sha256 !== null && sha256(content()) !== observed.sha256) throw stale();
 }
@@ -218,27 +327,27 @@ function statOrNull(key) {
   }
 }
 
-function requireRegularWritable(st, key, display) {
-  if (!st.isFile()) throw new ToolFailure(`${display} is not a regular file`);
+function requireRegularWritable(voice, op, st, key, display) {
+  if (!st.isFile()) throw voice.fail('fs.not_regular', { op, p: display });
   // Replacing the file would succeed (the directory is writable), but a read-only file is the
   // user's wish: honour it rather than silently swapping the inode. EROFS surfaces here too.
   fs.accessSync(key, fs.constants.W_OK);
 }
 
 /** Open a file already stat'ed as regular without ever blocking, and confirm it still is. */
-function openRegular(key, display) {
+function openRegular(voice, op, key, display) {
   const fd = fs.openSync(key, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
   const st = fs.fstatSync(fd, { bigint: true });
   if (!st.isFile()) {
     fs.closeSync(fd);
-    throw new ToolFailure(`${display} is not a regular file`);
+    throw voice.fail('fs.not_regular', { op, p: display });
   }
   return { fd, st };
 }
 
 /** The whole content of a regular file and the fstat of the descriptor it was read from. */
-function readRegularFile(key, display) {
-  const { fd, st } = openRegular(key, display);
+function readRegularFile(voice, op, key, display) {
+  const { fd, st } = openRegular(voice, op, key, display);
   try {
     let data = Buffer.alloc(Number(st.size) + 1);
     let size = readFully(fd, data);
@@ -277,8 +386,8 @@ class LineWindow {
   // Enough UTF-16 units to hold 2001 code points whatever they are (2 units at most each).
   static HEAD_UNITS = 2 * (MAX_LINE_CHARS + 1);
 
-  constructor(offset, limit) {
-    Object.assign(this, { offset, limit, total: 0, shown: [], capped: false, bytes: 0 });
+  constructor(voice, offset, limit) {
+    Object.assign(this, { voice, offset, limit, total: 0, shown: [], capped: false, bytes: 0 });
     this.#reset();
   }
 
@@ -330,25 +439,26 @@ class LineWindow {
       chars -= 1;
       if (this.units <= LineWindow.HEAD_UNITS) head = head.slice(0, -1);
     }
-    const text = chars > MAX_LINE_CHARS ? `${firstCodePoints(head, MAX_LINE_CHARS)}[... line cut at ${MAX_LINE_CHARS} characters]` : head;
+    const text = chars > MAX_LINE_CHARS ? `${firstCodePoints(head, MAX_LINE_CHARS)}${this.voice.say('read.truncated', {})}` : head;
     const cost = Buffer.byteLength(text) + (this.shown.length > 0 ? 1 : 0);
     if (this.bytes + cost > MAX_OUTPUT_BYTES) {
       this.capped = true;
       return;
     }
     this.bytes += cost;
-    this.shown.push(`${String(this.total).padStart(6)}\t${text}`);
+    this.shown.push(this.voice.say('read.line', { n: this.total, text }));
   }
 
   /** The closing line of the output. */
   footer() {
     const first = this.offset;
     const last = this.offset + this.shown.length - 1;
-    if (this.capped) return `[output too long: showing lines ${first}-${last}; continue with offset=${last + 1}]`;
+    const { voice } = this;
+    if (this.capped) return voice.say('read.footer.capped', { a: first, b: last, next: last + 1 });
     if (this.shown.length > 0 && last < this.total) {
-      return `[showing lines ${first}-${last} of ${this.total}; continue with offset=${last + 1}]`;
+      return voice.say('read.footer.more', { a: first, b: last, total: this.total, next: last + 1 });
     }
-    return `[end of file: ${lines(this.total)}]`;
+    return voice.say('read.footer.end', { total: this.total });
   }
 }
 
@@ -378,15 +488,16 @@ function firstCodePoints(text, count) {
 
 /** `read`: a numbered window of a text file; a successful read records an observation. */
 function readTool(session, args) {
-  const { display, key } = resolveTarget(session, args.file_path);
+  const { voice } = session;
+  const { display, key } = resolveTarget(session, args.file_path, 'read');
   const offset = args.offset ?? 1;
   const limit = args.limit ?? DEFAULT_LIMIT;
-  return withOsErrors('read', display, () => {
+  return withOsErrors(voice, 'read', display, () => {
     const found = statOrNull(key);
-    if (found === null) throw new ToolFailure(`File not found: ${display}`);
-    if (!found.isFile()) throw new ToolFailure(`${display} is not a regular file`);
-    const { fd, st } = openRegular(key, display);
-    const window = new LineWindow(offset, limit);
+    if (found === null) throw voice.fail('fs.read_missing', { op: 'read', p: display });
+    if (!found.isFile()) throw voice.fail('fs.not_regular', { op: 'read', p: display });
+    const { fd, st } = openRegular(voice, 'read', key, display);
+    const window = new LineWindow(voice, offset, limit);
     let digest = null;
     try {
       const hasher = isRacy(st) ? crypto.createHash('sha256') : null;
@@ -395,7 +506,7 @@ function readTool(session, args) {
       let chunk = Buffer.alloc(Math.max(BINARY_SNIFF_BYTES, CHUNK_BYTES));
       let size = readFully(fd, chunk);
       if (chunk.subarray(0, Math.min(size, BINARY_SNIFF_BYTES)).includes(0)) {
-        throw new ToolFailure(`${display} looks like a binary file; not reading it`);
+        throw voice.fail('fs.binary', { op: 'read', p: display });
       }
       try {
         // Streamed: memory stays bounded by a chunk and the window, however large the file.
@@ -408,7 +519,7 @@ function readTool(session, args) {
         }
         window.feed(decoder.decode());
       } catch (error) {
-        if (error.code === 'ERR_ENCODING_INVALID_ENCODED_DATA') throw new ToolFailure(`${display} is not valid UTF-8 text`);
+        if (error.code === 'ERR_ENCODING_INVALID_ENCODED_DATA') throw voice.fail('fs.invalid_utf8', { op: 'read', p: display });
         throw error;
       }
       digest = hasher?.digest('hex') ?? null;
@@ -417,11 +528,12 @@ function readTool(session, args) {
     }
     window.finish();
     if (offset > Math.max(window.total, 1)) {
-      throw new ToolFailure(`Offset ${offset} is past the end of ${display} (${lines(window.total)})`);
+      throw voice.fail('read.offset_range', { op: 'read', offset, p: display, total: window.total });
     }
     session.guard?.set(key, { stamp: stampOf(st), sha256: digest });
-    const body = window.shown.length > 0 ? `${window.shown.join('\n')}\n${window.footer()}` : window.footer();
-    return `File: ${display}\n${body}`;
+    const footer = window.footer();
+    const body = window.shown.length > 0 ? voice.say('read.body', { lines: window.shown.join('\n'), footer }) : voice.say('read.body_empty', { footer });
+    return voice.say('read.output', { op: 'read', p: display, body });
   });
 }
 
@@ -429,21 +541,23 @@ function readTool(session, args) {
 
 /** `write`: create a file, or replace one this session has read and nobody changed since. */
 function writeTool(session, args, hooks) {
-  const { display, key } = resolveTarget(session, args.file_path);
+  const { voice } = session;
+  const { display, key } = resolveTarget(session, args.file_path, 'write');
+  fence(session, key, 'write', display);
   const guarded = session.guard !== null;
   const observed = session.guard?.get(key); // undefined: never observed (or unguarded)
-  return withOsErrors('write', display, () =>
+  return withOsErrors(voice, 'write', display, () =>
     locks.run(key, async () => {
       const st = statOrNull(key);
       if (st === null) {
         // Read, then deleted by someone else: fail closed, create nothing (SPEC §4.1 dead end).
-        if (observed) throw new ToolFailure(`${display} was deleted after you read it; read it again once it exists`);
+        if (observed) throw voice.fail('fs.write_vanished', { op: 'write', p: display });
       } else {
-        requireRegularWritable(st, key, display);
-        if (guarded && !observed) throw new ToolFailure(`Refusing to overwrite ${display}: read it first`);
-        if (observed) checkVersion(observed, st, () => readRegularFile(key, display).data, display);
+        requireRegularWritable(voice, 'write', st, key, display);
+        if (guarded && !observed) throw voice.fail('fs.exists_unread', { op: 'write', p: display });
+        if (observed) checkVersion(voice, 'write', observed, st, () => readRegularFile(voice, 'write', key, display).data, display);
       }
-      if (!args.content.isWellFormed()) throw new ToolFailure(`Cannot write ${display}: the content is not valid UTF-8 text`);
+      if (!args.content.isWellFormed()) throw voice.fail('fs.invalid_utf8', { op: 'write', p: display, what: 'the content' });
       const data = Buffer.from(args.content, 'utf8');
       const createdDirs = st === null ? makeParents(path.dirname(key)) : [];
       try {
@@ -456,49 +570,52 @@ function writeTool(session, args, hooks) {
         throw error;
       }
       recordAfterPublish(session, key, data);
-      return st === null ? `Created ${display} (${data.length} bytes)` : `Wrote ${data.length} bytes to ${display}`;
+      const outcome = voice.say(st === null ? 'write.created' : 'write.updated', { bytes: data.length });
+      return voice.say('write.output', { op: 'write', p: display, outcome, created: st === null, bytes: data.length });
     }),
   );
 }
 
 /** `edit`: replace exact text in a file this session has read and nobody changed since. */
 function editTool(session, args, hooks) {
-  const { display, key } = resolveTarget(session, args.file_path);
+  const { voice } = session;
+  const { display, key } = resolveTarget(session, args.file_path, 'edit');
+  fence(session, key, 'edit', display);
   const observed = session.guard?.get(key);
   if (session.guard !== null && !observed) {
-    throw new ToolFailure(`${display} has not been read in this session; read it before editing`);
+    throw voice.fail('policy.edit_unobserved', { op: 'edit', p: display });
   }
   const { old_string: oldText, new_string: newText, replace_all: replaceAll = false } = args;
-  return withOsErrors('edit', display, () =>
+  return withOsErrors(voice, 'edit', display, () =>
     locks.run(key, async () => {
       const found = statOrNull(key);
-      if (found === null) throw new ToolFailure(`${display} changed on disk since you read it; read it again`);
-      requireRegularWritable(found, key, display);
-      const { data, st } = readRegularFile(key, display);
+      if (found === null) throw voice.fail('fs.changed', { op: 'edit', p: display });
+      requireRegularWritable(voice, 'edit', found, key, display);
+      const { data, st } = readRegularFile(voice, 'edit', key, display);
       // The version is checked before any matching: an edit based on an old read is stale,
       // never "not found" against content it has not seen.
-      if (observed) checkVersion(observed, st, () => data, display);
-      if (data.includes(0)) throw new ToolFailure(`${display} looks like a binary file; not editing it`);
+      if (observed) checkVersion(voice, 'edit', observed, st, () => data, display);
+      if (data.includes(0)) throw voice.fail('fs.binary', { op: 'edit', p: display });
       let text;
       try {
         text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(data);
       } catch {
-        throw new ToolFailure(`${display} is not valid UTF-8 text`);
+        throw voice.fail('fs.invalid_utf8', { op: 'edit', p: display });
       }
       if (!oldText.isWellFormed() || !newText.isWellFormed()) {
-        throw new ToolFailure(`Cannot edit ${display}: old_string or new_string is not valid UTF-8 text`);
+        throw voice.fail('fs.invalid_utf8', { op: 'edit', p: display, what: 'old_string or new_string' });
       }
       // split() finds non-overlapping occurrences left to right: "aa" occurs once in "aaa".
       const pieces = text.split(oldText);
       const count = pieces.length - 1;
-      if (count === 0) throw new ToolFailure(`Could not find old_string in ${display}`);
+      if (count === 0) throw voice.fail('fs.edit_not_found', { op: 'edit', p: display });
       if (count > 1 && !replaceAll) {
-        throw new ToolFailure(`old_string occurs ${count} times in ${display}; add surrounding text to pick one, or pass replace_all`);
+        throw voice.fail('fs.ambiguous', { op: 'edit', n: count, p: display });
       }
       const updated = Buffer.from(pieces.join(newText), 'utf8');
       await publish(key, updated, { mode: Number(st.mode & 0o7777n), exclusive: false, op: 'edit', display, hooks, session });
       recordAfterPublish(session, key, updated);
-      return replaceAll ? `Edited ${display} (${count} replacement${count === 1 ? '' : 's'})` : `Edited ${display}`;
+      return voice.say(replaceAll ? 'edit.output_all' : 'edit.output', { op: 'edit', p: display, count });
     }),
   );
 }
@@ -526,9 +643,9 @@ async function publish(key, data, { mode, exclusive, op, display, hooks, session
     // Node has no renameat/linkat: re-check that the directory we staged in is still the real
     // one (not swapped for a symlink since resolution) right before committing.
     if (fs.realpathSync(directory) !== directory) {
-      throw new ToolFailure(`Cannot ${op} ${display}: its directory changed while it was being written`);
+      throw session.voice.fail('fs.redirected', { op, p: display });
     }
-    if (exclusive) linkNew(temp, key, data, display);
+    if (exclusive) linkNew(session.voice, temp, key, data, display);
     else fs.renameSync(temp, key);
   } finally {
     removeQuietly(temp);
@@ -551,12 +668,12 @@ function writeAll(fd, data) {
   while (written < data.length) written += fs.writeSync(fd, data, written);
 }
 
-function linkNew(temp, key, data, display) {
+function linkNew(voice, temp, key, data, display) {
   try {
     fs.linkSync(temp, key);
     return;
   } catch (error) {
-    if (error.code === 'EEXIST') throw lostCreateRace(key, display);
+    if (error.code === 'EEXIST') throw lostCreateRace(voice, key, display);
     if (!NO_HARD_LINKS.has(error.code)) throw error;
   }
   // No hard links here: an exclusive create never clobbers either (but is not atomic).
@@ -564,7 +681,7 @@ function linkNew(temp, key, data, display) {
   try {
     fd = fs.openSync(key, 'wx', 0o666);
   } catch (error) {
-    if (error.code === 'EEXIST') throw lostCreateRace(key, display);
+    if (error.code === 'EEXIST') throw lostCreateRace(voice, key, display);
     throw error;
   }
   try {
@@ -579,10 +696,10 @@ function linkNew(temp, key, data, display) {
 }
 
 // Someone created the file between our check and publication: theirs stays.
-function lostCreateRace(key, display) {
+function lostCreateRace(voice, key, display) {
   const st = statOrNull(key);
-  if (st !== null && !st.isFile()) return new ToolFailure(`${display} is not a regular file`);
-  return new ToolFailure(`Refusing to overwrite ${display}: read it first`);
+  if (st !== null && !st.isFile()) return voice.fail('fs.not_regular', { op: 'write', p: display });
+  return voice.fail('fs.exists_unread', { op: 'write', p: display });
 }
 
 /** Record the session's own mutation as a fresh observation (after the commit point). */
@@ -641,20 +758,43 @@ function removeQuietly(file) {
 }
 
 /** Run `fn`, turning an OS error into a refusal worded for the model. */
-async function withOsErrors(op, display, fn) {
+async function withOsErrors(voice, op, display, fn) {
   try {
     return await fn();
   } catch (error) {
-    throw osFailure(op, display, error);
+    throw osFailure(voice, op, display, error);
   }
 }
 
 /** An OS error (one with a numeric errno) as a refusal: the reason, no errno, no file name. */
-function osFailure(op, display, error) {
-  if (error instanceof ToolFailure || typeof error?.errno !== 'number') return error;
-  if (error.code === 'EACCES' || error.code === 'EPERM') return new ToolFailure(`Permission denied: ${display}`);
+function osFailure(voice, op, display, error) {
+  if (voice.refused(error) || typeof error?.errno !== 'number') return error;
+  if (error.code === 'EACCES' || error.code === 'EPERM') return voice.fail('fs.permission', { op, p: display }, error);
   const reason = util.getSystemErrorMap().get(error.errno)?.[1] ?? error.message;
-  return new ToolFailure(`Could not ${op} ${display}: ${reason.toLowerCase()}`);
+  return voice.fail('fs.io', { op, p: display, reason: voice.say(`reason.${error.code}`, { fallback: reason.toLowerCase() }) }, error);
+}
+
+// -- the sandbox -------------------------------------------------------------------------------
+
+/**
+ * The fence of a session opened with `options`: `mode`, and the real paths a mutation may touch
+ * (`writable`; null: anywhere). Under workspace-write that is the root, the extra writable roots
+ * and, for a harness built with `tempWritable`, the system temp directory (TMPDIR).
+ */
+function fenceOf(root, options, hooks) {
+  const mode = options.sandbox ?? 'danger-full-access';
+  if (mode === 'danger-full-access') return { mode, writable: null };
+  if (mode === 'read-only') return { mode, writable: [] };
+  if (mode !== 'workspace-write') throw new Error(`unknown sandbox mode ${JSON.stringify(mode)}`);
+  const roots = [root, ...(options.writableRoots ?? []), ...(hooks.tempWritable ? [os.tmpdir()] : [])];
+  return { mode, writable: roots.map((dir) => looseRealpath(path.resolve(dir))) };
+}
+
+/** Refuse a mutation of `key` outside the session's fence (judged on the real path). */
+function fence(session, key, op, display) {
+  const { writable, mode } = session;
+  if (writable === null || writable.some((dir) => key === dir || key.startsWith(dir.endsWith(path.sep) ? dir : dir + path.sep))) return;
+  throw session.voice.fail('fs.sandbox', { op, p: display, mode });
 }
 
 // -- the handlers ------------------------------------------------------------------------------
@@ -671,6 +811,7 @@ const TOOLS = new Map([
  * it is published.
  */
 export function createHandlers(hooks = {}) {
+  const voice = makeVoice(hooks);
   const sessions = new HandleTable('ws');
   const callIds = new CallIds();
   return {
@@ -697,9 +838,8 @@ export function createHandlers(hooks = {}) {
 
     openWorkspace(root, options = {}) {
       if (typeof root !== 'string' || root === '') throw new Error('root must be a non-empty string');
-      // `sandbox` is not enforced (only danger-full-access is declared); `policy: false` turns
-      // the observation guard off entirely.
-      const session = { root, guard: options?.policy === false ? null : new Map() };
+      // `policy: false` turns the observation guard off entirely.
+      const session = { root, voice, guard: options?.policy === false ? null : new Map(), ...fenceOf(root, options ?? {}, hooks) };
       session.handle = sessions.handle(session);
       return session.handle;
     },
@@ -708,14 +848,13 @@ export function createHandlers(hooks = {}) {
       const session = sessions.get(handle); // an unknown session is a protocol error
       const callId = callIds.next(handle);
       const tool = TOOLS.get(name);
-      if (tool === undefined) {
-        return wireResult(callId, `Unknown tool: ${name} (this harness has read, write and edit)`, true);
-      }
       try {
-        const text = await tool(session, validateArguments(name, rawArguments), hooks);
+        if (tool === undefined) throw voice.fail('tool.unknown', { name });
+        const text = await tool(session, validateArguments(voice, name, rawArguments), hooks);
         return wireResult(callId, text, false);
       } catch (error) {
-        const text = error instanceof ToolFailure ? error.message : `Unexpected failure: ${error?.message ?? String(error)}`;
+        if (hooks.failed) return hooks.failed(callId, error, { op: name, mode: session.mode });
+        const text = voice.refused(error) ? error.message : `Unexpected failure: ${error?.message ?? String(error)}`;
         return wireResult(callId, text, true);
       }
     },

@@ -419,10 +419,10 @@ describe('arguments', { timeout: 20_000 }, () => {
     const cases = [
       // 2.0 is an integer: valid arguments, and the read itself refuses offset 2 of one line.
       ['read', '{"file_path": "a.txt", "offset": 2.0, "limit": 1}', `Offset 2 is past the end of ${ws.p('a.txt')} (1 line)`],
-      ['read', '{"file_path": "a.txt"', 'Bad arguments: not valid JSON'],
-      ['read', '{"file_path": "a.txt", "offset": 1e999}', 'Bad arguments: not valid JSON'],
-      ['read', `{"file_path": "a.txt", "offset": ${'9'.repeat(101)}}`, 'Bad arguments: not valid JSON'],
-      ['read', `${'['.repeat(101)}${']'.repeat(101)}`, 'Bad arguments: not valid JSON'],
+      ['read', '{"file_path": "a.txt"', 'Bad arguments for read: not valid JSON'],
+      ['read', '{"file_path": "a.txt", "offset": 1e999}', 'Bad arguments for read: not valid JSON'],
+      ['read', `{"file_path": "a.txt", "offset": ${'9'.repeat(101)}}`, 'Bad arguments for read: not valid JSON'],
+      ['read', `${'['.repeat(101)}${']'.repeat(101)}`, 'Bad arguments for read: not valid JSON'],
       ['read', '[1]', 'Bad arguments for read: expected a JSON object'],
       ['read', { file_path: 'a.txt', mode: 'r' }, 'Bad arguments for read: "mode" is not a known parameter'],
       ['read', { file_path: 'a.txt', offset: 1.5 }, 'Bad arguments for read: "offset" should be an integer'],
