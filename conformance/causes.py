@@ -484,3 +484,123 @@ def _fold_refinements(found: dict[str, RootCause], per_case: dict[str, list[str]
                 if tool not in found[target].tools:
                     found[target].tools.append(tool)
             del found[sig]
+
+
+# -- the situation a scripted call meets (a call the harness's own loop made) ----------------
+
+
+@dataclass(frozen=True)
+class Scripted:
+    """A tool call a script made inside the harness's loop: where the run first left the
+    transcript the spec expects, judged like a call the suite made itself."""
+
+    tool: str
+    arguments: Json
+    situation: str
+    expected: str
+    deviation: str
+
+    def signature(self, cited: str) -> str:
+        """The signature of the call's deviation (``cited`` where the table is silent)."""
+        rule = rule_for(self.tool, self.situation, self.expected, self.deviation, cited)
+        return signature(rule, self.situation, self.deviation)
+
+
+def scripted_divergence(
+    script: Mapping[str, Json], actual: list[Json], expected: list[Json]
+) -> Scripted | None:
+    """The scripted call whose error flag first differs between two transcripts' shapes
+    (``snapshots.behaviour_of``), with the situation it met, or None when the first difference
+    is not a call's flag (then the transcript, not one call, is what differs).
+
+    The situation comes from replaying the script on a model of its workspace, each earlier
+    call taken as the expected transcript says it went (a success observes, a failure does not).
+    """
+    outcomes = [e[1] for e in expected if isinstance(e, list) and e[:1] == ["tool/result"]]
+    first = next((i for i, pair in enumerate(zip(actual, expected, strict=False))
+                  if pair[0] != pair[1]), None)  # fmt: skip
+    if first is None or not all(
+        isinstance(e, list) and e[:1] == ["tool/result"] for e in (actual[first], expected[first])
+    ):
+        return None
+    number = sum(1 for e in expected[:first] if isinstance(e, list) and e[:1] == ["tool/result"])
+    model = _ScriptModel(script)
+    steps = script.get("steps")
+    made = 0
+    for step in steps if isinstance(steps, list) else []:
+        if not isinstance(step, dict):
+            continue
+        for op in _list(step.get("external")):
+            model.external(op)
+        for call in _list(step.get("tool_calls")):
+            name, arguments = call.get("name"), call.get("arguments")
+            path = arguments.get("file_path") if isinstance(arguments, dict) else None
+            if not isinstance(name, str) or not isinstance(path, str):
+                if made == number:
+                    return None
+                made += 1
+                continue
+            situation = model.situation(name, path)
+            ok = made < len(outcomes) and outcomes[made] == "ok"
+            if made == number:
+                wanted = "accepted" if ok else "refused"
+                deviation = _REFUSED if ok else "accepted-instead-of-refused"
+                return Scripted(name, arguments, situation, wanted, deviation)
+            model.after(name, path, ok)
+            made += 1
+    return None
+
+
+def _list(value: Json) -> list[Mapping[str, Json]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+class _ScriptModel:
+    """The files of a script's workspace by version, and what the session saw of them."""
+
+    def __init__(self, script: Mapping[str, Json]) -> None:
+        options, workspace = script.get("options"), script.get("workspace")
+        self.options = options if isinstance(options, dict) else {}
+        # path → (version, rewritten at same size)
+        self.files: dict[str, tuple[int, bool]] = (
+            {os.path.normpath(path): (0, False) for path in workspace or {}}
+            if isinstance(workspace, dict)
+            else {}
+        )
+        self.seen: dict[str, tuple[int, bool]] = {}  # path → (version seen, a read failed since)
+        self.version = 0
+
+    def external(self, op: Mapping[str, Json]) -> None:
+        path = os.path.normpath(str(op.get("path")))
+        self.version += 1
+        if op.get("op") == "delete":
+            self.files.pop(path, None)
+        else:
+            self.files[path] = (self.version, op.get("op") == "same_size_rewrite")
+
+    def situation(self, tool: str, spelled: str) -> str:
+        path = os.path.normpath(spelled)
+        if os.path.isabs(path) or path == ".." or path.startswith(".." + os.sep):
+            return "outside-root"
+        if tool != "read" and self.options.get("policy") is False:
+            return "unguarded"
+        seen, now = self.seen.get(path), self.files.get(path)
+        if seen is None:
+            return "new-file" if now is None else "existing-unread"
+        if now is None:
+            return "deleted-since-read"
+        if seen[0] != now[0]:
+            if seen[1]:
+                return "stale-after-failed-read"
+            return "rewritten-same-size" if now[1] else "changed-since-read"
+        return "after-failed-read" if seen[1] else "existing-read"
+
+    def after(self, tool: str, spelled: str, ok: bool) -> None:
+        path = os.path.normpath(spelled)
+        if ok and tool != "read":
+            self.version += 1
+            self.files[path] = (self.version, False)
+        if ok and path in self.files:
+            self.seen[path] = (self.files[path][0], False)
+        elif not ok and tool == "read" and path in self.seen:
+            self.seen[path] = (self.seen[path][0], True)

@@ -232,7 +232,6 @@ def test_the_matrix_leads_with_root_causes() -> None:
 # -- proven on harness shapes nobody here wrote ----------------------------------------------------
 
 # fixture → the root causes its summary must name, each exactly once, and nothing else
-SCENARIO = "scenario.pinned · {} · check-failed"
 FIXTURES: dict[str, set[str]] = {
     "never_overwrites": {OVERWRITE},
     "undo_copies": {UNDO},
@@ -248,38 +247,6 @@ FIXTURES: dict[str, set[str]] = {
     },
     "fences_reads": {"sandbox.reads · outside-root · refused-instead-of-accepted"},
 }
-# Causes a fixture shows today through a case that is blind to its shape — a scenario judges a
-# whole scripted loop, so its failure has no call to attribute; the sandbox cases send
-# `<root>/../x` to a harness that takes absolute paths; the scenario scripts send relative paths
-# to it. Each is named, so it can only disappear, never be replaced by another.
-BLIND: dict[str, set[str]] = {
-    "never_overwrites": {
-        "scenario.options · LOOP-020 · check-failed",
-        *(SCENARIO.format(case) for case in ("SCN-002", "SCN-004", "SCN-006")),
-    },
-    "loses_concurrent_edits": {
-        # the race cases' own checks (two winners, a lost edit) have no single call to attribute
-        "fs.cas.one-winner · GRD-025 · check-failed",
-        "fs.version.racy · STM-001 · check-failed",
-        "fs.version.changes · STM-001 · check-failed",
-        "script.external.write · LOOP-010 · check-failed",
-        *(SCENARIO.format(case) for case in ("SCN-003", "SCN-005")),
-    },
-    "absolute_no_dotdot": {
-        "sandbox.full-access · outside-root · refused-instead-of-accepted",
-        "marker.sandbox · outside-root · text-differs",
-        "sandbox.denied · outside-root · code-differs",
-        "sandbox.reads · outside-root · refused-instead-of-accepted",
-        "loop.result-error · LOOP-006 · check-failed",
-        "script.external.write · LOOP-010 · check-failed",
-        "scenario.options · LOOP-020 · check-failed",
-        "remedy.texts · SCN-019 · check-failed",
-        "secret.verbatim · SEC-006 · check-failed",
-        *(SCENARIO.format(f"SCN-{n:03d}") for n in (*range(1, 10), 14, 16, 17, 18, 19)),
-    },
-}
-
-
 @pytest.fixture(scope="module")
 def fixture_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, JsonObject]]:
     """Run the suite once on every fixture (two at a time): its output and JSON report."""
@@ -305,7 +272,7 @@ def test_each_fixture_shows_exactly_its_root_causes(
     assert isinstance(causes, list), output[-3000:]
     shown = [str(cause["signature"]) for cause in causes]
     assert len(shown) == len(set(shown)), shown
-    assert FIXTURES[name] <= set(shown) <= FIXTURES[name] | BLIND.get(name, set()), shown
+    assert set(shown) == FIXTURES[name], shown
     for cause in causes:  # each is named once in the summary, with its words and rule
         line = f"{cause['words']} — {{{cause['rule']}}}"
         assert sum(line in text for text in output.splitlines()) == 1, line

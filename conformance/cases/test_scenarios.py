@@ -51,10 +51,12 @@ def test_scenario_transcript(
     transcript_snapshot: Callable[[list[JsonObject], str], bool],
 ) -> None:
     """produce exactly the pinned transcript of the scenario (normalized, secret-free)"""
-    records = client.scenario(str(root), scenarios.load(name, canary=secrets.canary))
+    script = scenarios.load(name, canary=secrets.canary)
+    records = client.scenario(str(root), script)
     normative = normative_transcript(name)
-    judge.equal(f"the events of {name} (types, tools, error flags, how the turn ended)",
-                behaviour_of(records), behaviour_of(normative), rule="scenario.pinned")  # fmt: skip
+    judge.transcript(f"the events of {name} (types, tools, error flags, how the turn ended)",
+                     behaviour_of(records), behaviour_of(normative), script=script,
+                     rule="scenario.pinned")  # fmt: skip
     if judge.runs("wording"):
         ok = transcript_snapshot(records, str(root))
         judge.record("wording", ok, lambda: f"{name}: {transcript_difference(name, records, str(root))}; "
