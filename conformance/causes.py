@@ -395,8 +395,17 @@ def _case_signatures(
             diverged_target.setdefault(
                 str(calls[position].target), (position, diverged_call[position])
             )
+    # A call's text and its structured error are two forms of one answer: where both differ,
+    # the code's verdict is part of the text's cause.
+    texts: dict[int, str] = {}
     for verdict in verdicts:
         sig, index = verdict.get("signature"), verdict.get("call")
+        if isinstance(sig, str) and isinstance(index, int) and sig.endswith(" · text-differs"):
+            texts.setdefault(index, sig)
+    for verdict in verdicts:
+        sig, index = verdict.get("signature"), verdict.get("call")
+        if isinstance(sig, str) and sig.endswith(" · code-differs") and isinstance(index, int):
+            sig = texts.get(index, sig)
         call = calls[index] if isinstance(index, int) and index < len(calls) else None
         behaviour = verdict.get("level") == "behaviour"
         if isinstance(index, int) and index in diverged_call and not behaviour:
@@ -524,29 +533,33 @@ def scripted_divergence(
     ):
         return None
     number = sum(1 for e in expected[:first] if isinstance(e, list) and e[:1] == ["tool/result"])
+    wanted = "accepted" if outcomes[number : number + 1] == ["ok"] else "refused"
+    deviation = _REFUSED if wanted == "accepted" else "accepted-instead-of-refused"
+    return scripted_call(script, number, outcomes, wanted, deviation)
+
+
+def scripted_call(
+    script: Mapping[str, Json], number: int, outcomes: list[Json], expected: str, deviation: str
+) -> Scripted | None:
+    """The ``number``-th tool call of a script (from 0) as a call that deviated, in the situation
+    a replay of the script gives it (each earlier call went as ``outcomes`` says: ``"ok"``
+    observes, ``"error"`` does not), or None when it names no file."""
     model = _ScriptModel(script)
-    steps = script.get("steps")
     made = 0
-    for step in steps if isinstance(steps, list) else []:
-        if not isinstance(step, dict):
-            continue
+    for step in _list(script.get("steps")):
         for op in _list(step.get("external")):
             model.external(op)
         for call in _list(step.get("tool_calls")):
             name, arguments = call.get("name"), call.get("arguments")
             path = arguments.get("file_path") if isinstance(arguments, dict) else None
-            if not isinstance(name, str) or not isinstance(path, str):
-                if made == number:
-                    return None
-                made += 1
-                continue
-            situation = model.situation(name, path)
-            ok = made < len(outcomes) and outcomes[made] == "ok"
+            named = isinstance(name, str) and isinstance(path, str)
             if made == number:
-                wanted = "accepted" if ok else "refused"
-                deviation = _REFUSED if ok else "accepted-instead-of-refused"
-                return Scripted(name, arguments, situation, wanted, deviation)
-            model.after(name, path, ok)
+                if not named:
+                    return None
+                situation = model.situation(str(name), str(path))
+                return Scripted(str(name), arguments, situation, expected, deviation)
+            if named:
+                model.after(str(name), str(path), outcomes[made : made + 1] == ["ok"])
             made += 1
     return None
 
