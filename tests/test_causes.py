@@ -247,6 +247,8 @@ FIXTURES: dict[str, set[str]] = {
     },
     "fences_reads": {"sandbox.reads · outside-root · refused-instead-of-accepted"},
 }
+
+
 @pytest.fixture(scope="module")
 def fixture_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, JsonObject]]:
     """Run the suite once on every fixture (two at a time): its output and JSON report."""
