@@ -313,6 +313,7 @@ def group(cases: Iterable[Mapping[str, Json]]) -> Causes:
     found: dict[str, RootCause] = {}
     per_case = {str(c["id"]): _case_signatures(c, found, wrongly)[0] for c in failed}
     _fold_refinements(found, per_case)
+    _fold_scripted_wording(found, per_case)
     ordered: list[RootCause] = []
     explained: dict[str, list[str]] = {}
     for case_id, sigs in per_case.items():
@@ -617,3 +618,30 @@ class _ScriptModel:
             self.seen[path] = (self.files[path][0], False)
         elif not ok and tool == "read" and path in self.seen:
             self.seen[path] = (self.seen[path][0], True)
+
+
+_SCRIPTED: Final = "scenario.pinned"
+"""The rule a scripted call's wording cites: the pinned transcript, not the text's own rule."""
+
+
+def _fold_scripted_wording(found: dict[str, RootCause], per_case: dict[str, list[str]]) -> None:
+    """A scripted call's text joins the one wording cause a call the suite made itself shows for
+    a tool in common, in the same situation and with the same deviation: the model saw the same
+    text, judged there under its own rule. With two such causes it stays apart (no guess)."""
+    for sig in list(found):
+        rule, _, rest = sig.partition(" · ")
+        if rule != _SCRIPTED or rest.rsplit(" · ", 1)[-1] not in _WORDING:
+            continue
+        tools = set(found[sig].tools)
+        same = [
+            other
+            for other, cause in found.items()
+            if other != sig
+            and other.partition(" · ")[2] == rest
+            and other.partition(" · ")[0] != _SCRIPTED
+            and tools & set(cause.tools)
+        ]
+        if len(same) == 1:
+            for sigs in per_case.values():
+                sigs[:] = [same[0] if s == sig else s for s in sigs]
+            del found[sig]
