@@ -182,7 +182,8 @@ class Judge:
         """Record a call a script made inside the harness's loop; its index, for a verdict."""
         path = call.arguments.get("file_path") if isinstance(call.arguments, dict) else None
         record = CallRecord(call.tool, call.arguments, situation=call.situation,
-                            expected=call.expected, index=len(self.calls))  # fmt: skip
+                            expected=call.expected, rule=call.signature("").split(" · ")[0] or None,
+                            index=len(self.calls))  # fmt: skip
         record.target = os.path.normpath(path) if isinstance(path, str) else None
         self.calls.append(record)
         return len(self.calls) - 1
