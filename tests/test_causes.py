@@ -189,8 +189,8 @@ def test_a_scenario_for_an_absolute_harness_is_sent_absolute_and_compared_as_wri
         {"type": "tool/result", "data": {"content": [{"type": "text", "text": "/w/outside.txt"}]}},
     ]  # fmt: skip
     back = scenarios.unspelled(records, sent, script)
-    assert back[0]["data"]["content"][0]["input"]["file_path"] == "../outside.txt"  # type: ignore[index]
-    assert back[1]["data"]["arguments"] == '{"file_path":"../outside.txt","content":"x"}'  # type: ignore[index]
+    assert back[0]["data"]["content"][0]["input"]["file_path"] == "../outside.txt"
+    assert back[1]["data"]["arguments"] == '{"file_path":"../outside.txt","content":"x"}'
     assert back[2] == records[2]  # what the harness wrote itself is kept
 
 
