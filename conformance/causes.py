@@ -313,6 +313,7 @@ def group(cases: Iterable[Mapping[str, Json]]) -> Causes:
     found: dict[str, RootCause] = {}
     per_case = {str(c["id"]): _case_signatures(c, found, wrongly)[0] for c in failed}
     _fold_refinements(found, per_case)
+    _fold_scripted_wording(found, per_case)
     ordered: list[RootCause] = []
     explained: dict[str, list[str]] = {}
     for case_id, sigs in per_case.items():
@@ -395,8 +396,17 @@ def _case_signatures(
             diverged_target.setdefault(
                 str(calls[position].target), (position, diverged_call[position])
             )
+    # A call's text and its structured error are two forms of one answer: where both differ,
+    # the code's verdict is part of the text's cause.
+    texts: dict[int, str] = {}
     for verdict in verdicts:
         sig, index = verdict.get("signature"), verdict.get("call")
+        if isinstance(sig, str) and isinstance(index, int) and sig.endswith(" · text-differs"):
+            texts.setdefault(index, sig)
+    for verdict in verdicts:
+        sig, index = verdict.get("signature"), verdict.get("call")
+        if isinstance(sig, str) and sig.endswith(" · code-differs") and isinstance(index, int):
+            sig = texts.get(index, sig)
         call = calls[index] if isinstance(index, int) and index < len(calls) else None
         behaviour = verdict.get("level") == "behaviour"
         if isinstance(index, int) and index in diverged_call and not behaviour:
@@ -483,4 +493,155 @@ def _fold_refinements(found: dict[str, RootCause], per_case: dict[str, list[str]
             for tool in found[sig].tools:
                 if tool not in found[target].tools:
                     found[target].tools.append(tool)
+            del found[sig]
+
+
+# -- the situation a scripted call meets (a call the harness's own loop made) ----------------
+
+
+@dataclass(frozen=True)
+class Scripted:
+    """A tool call a script made inside the harness's loop: where the run first left the
+    transcript the spec expects, judged like a call the suite made itself."""
+
+    tool: str
+    arguments: Json
+    situation: str
+    expected: str
+    deviation: str
+
+    def signature(self, cited: str) -> str:
+        """The signature of the call's deviation (``cited`` where the table is silent)."""
+        rule = rule_for(self.tool, self.situation, self.expected, self.deviation, cited)
+        return signature(rule, self.situation, self.deviation)
+
+
+def scripted_divergence(
+    script: Mapping[str, Json], actual: list[Json], expected: list[Json]
+) -> Scripted | None:
+    """The scripted call whose error flag first differs between two transcripts' shapes
+    (``snapshots.behaviour_of``), with the situation it met, or None when the first difference
+    is not a call's flag (then the transcript, not one call, is what differs).
+
+    The situation comes from replaying the script on a model of its workspace, each earlier
+    call taken as the expected transcript says it went (a success observes, a failure does not).
+    """
+    outcomes = [e[1] for e in expected if isinstance(e, list) and e[:1] == ["tool/result"]]
+    first = next((i for i, pair in enumerate(zip(actual, expected, strict=False))
+                  if pair[0] != pair[1]), None)  # fmt: skip
+    if first is None or not all(
+        isinstance(e, list) and e[:1] == ["tool/result"] for e in (actual[first], expected[first])
+    ):
+        return None
+    number = sum(1 for e in expected[:first] if isinstance(e, list) and e[:1] == ["tool/result"])
+    wanted = "accepted" if outcomes[number : number + 1] == ["ok"] else "refused"
+    deviation = _REFUSED if wanted == "accepted" else "accepted-instead-of-refused"
+    return scripted_call(script, number, outcomes, wanted, deviation)
+
+
+def scripted_call(
+    script: Mapping[str, Json], number: int, outcomes: list[Json], expected: str, deviation: str
+) -> Scripted | None:
+    """The ``number``-th tool call of a script (from 0) as a call that deviated, in the situation
+    a replay of the script gives it (each earlier call went as ``outcomes`` says: ``"ok"``
+    observes, ``"error"`` does not), or None when it names no file."""
+    model = _ScriptModel(script)
+    made = 0
+    for step in _list(script.get("steps")):
+        for op in _list(step.get("external")):
+            model.external(op)
+        for call in _list(step.get("tool_calls")):
+            name, arguments = call.get("name"), call.get("arguments")
+            path = arguments.get("file_path") if isinstance(arguments, dict) else None
+            named = isinstance(name, str) and isinstance(path, str)
+            if made == number:
+                if not named:
+                    return None
+                situation = model.situation(str(name), str(path))
+                return Scripted(str(name), arguments, situation, expected, deviation)
+            if named:
+                model.after(str(name), str(path), outcomes[made : made + 1] == ["ok"])
+            made += 1
+    return None
+
+
+def _list(value: Json) -> list[Mapping[str, Json]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+class _ScriptModel:
+    """The files of a script's workspace by version, and what the session saw of them."""
+
+    def __init__(self, script: Mapping[str, Json]) -> None:
+        options, workspace = script.get("options"), script.get("workspace")
+        self.options = options if isinstance(options, dict) else {}
+        # path → (version, rewritten at same size)
+        self.files: dict[str, tuple[int, bool]] = (
+            {os.path.normpath(path): (0, False) for path in workspace or {}}
+            if isinstance(workspace, dict)
+            else {}
+        )
+        self.seen: dict[str, tuple[int, bool]] = {}  # path → (version seen, a read failed since)
+        self.version = 0
+
+    def external(self, op: Mapping[str, Json]) -> None:
+        path = os.path.normpath(str(op.get("path")))
+        self.version += 1
+        if op.get("op") == "delete":
+            self.files.pop(path, None)
+        else:
+            self.files[path] = (self.version, op.get("op") == "same_size_rewrite")
+
+    def situation(self, tool: str, spelled: str) -> str:
+        path = os.path.normpath(spelled)
+        if os.path.isabs(path) or path == ".." or path.startswith(".." + os.sep):
+            return "outside-root"
+        if tool != "read" and self.options.get("policy") is False:
+            return "unguarded"
+        seen, now = self.seen.get(path), self.files.get(path)
+        if seen is None:
+            return "new-file" if now is None else "existing-unread"
+        if now is None:
+            return "deleted-since-read"
+        if seen[0] != now[0]:
+            if seen[1]:
+                return "stale-after-failed-read"
+            return "rewritten-same-size" if now[1] else "changed-since-read"
+        return "after-failed-read" if seen[1] else "existing-read"
+
+    def after(self, tool: str, spelled: str, ok: bool) -> None:
+        path = os.path.normpath(spelled)
+        if ok and tool != "read":
+            self.version += 1
+            self.files[path] = (self.version, False)
+        if ok and path in self.files:
+            self.seen[path] = (self.files[path][0], False)
+        elif not ok and tool == "read" and path in self.seen:
+            self.seen[path] = (self.seen[path][0], True)
+
+
+_SCRIPTED: Final = "scenario.pinned"
+"""The rule a scripted call's wording cites: the pinned transcript, not the text's own rule."""
+
+
+def _fold_scripted_wording(found: dict[str, RootCause], per_case: dict[str, list[str]]) -> None:
+    """A scripted call's text joins the one wording cause a call the suite made itself shows for
+    a tool in common, in the same situation and with the same deviation: the model saw the same
+    text, judged there under its own rule. With two such causes it stays apart (no guess)."""
+    for sig in list(found):
+        rule, _, rest = sig.partition(" · ")
+        if rule != _SCRIPTED or rest.rsplit(" · ", 1)[-1] not in _WORDING:
+            continue
+        tools = set(found[sig].tools)
+        same = [
+            other
+            for other, cause in found.items()
+            if other != sig
+            and other.partition(" · ")[2] == rest
+            and other.partition(" · ")[0] != _SCRIPTED
+            and tools & set(cause.tools)
+        ]
+        if len(same) == 1:
+            for sigs in per_case.values():
+                sigs[:] = [same[0] if s == sig else s for s in sigs]
             del found[sig]

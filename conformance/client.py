@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, cast
 
-from conformance import display
+from conformance import display, scenarios
 from conformance.causes import Observations, rule_for, signature
 from conformance.harness.contract import (
     PROTOCOL_METHODS_OF,
@@ -698,7 +698,12 @@ class Client:
 
     def scenario(self, root: str, scenario: Mapping[str, Json]) -> list[JsonObject]:
         """Run a scenario; return the session log (header, then events)."""
-        records = self.call("run_scenario", {"root": root, "scenario": dict(scenario)})
+        sent = dict(scenario)
+        if self.profile.paths == "absolute":
+            sent = scenarios.spelled(sent, root)
+        records = self.call("run_scenario", {"root": root, "scenario": sent})
+        if sent != scenario and isinstance(records, list):
+            records = scenarios.unspelled(records, sent, dict(scenario))
         _require(
             isinstance(records, list) and bool(records), "run_scenario", "a non-empty list", records
         )

@@ -7,11 +7,13 @@ them by default; the suite reads their JSON and never the reference's code.
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterator
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Final
 
-from conformance.harness.contract import JsonObject
+from conformance.harness.contract import Json, JsonObject
 
 SCENARIO_SET: Final = (
     "fs-policy-reject",
@@ -53,3 +55,81 @@ def load(name: str, *, canary: str | None = None) -> JsonObject:
         text = text.replace(CANARY_PLACEHOLDER, canary)
     data: JsonObject = json.loads(text)
     return data
+
+
+def spelled(scenario: JsonObject, root: str) -> JsonObject:
+    """A scenario whose tool calls name each path as a harness that takes absolute paths takes
+    it: the plainest absolute path, normalized (``../x`` is ``<parent>/x``). Its external steps
+    keep their paths: the loop applies those, relative to the root, by the script's own rules.
+    """
+    steps = []
+    for step in scenario.get("steps") or []:
+        calls = step.get("tool_calls") if isinstance(step, dict) else None
+        if not isinstance(step, dict) or not isinstance(calls, list):
+            steps.append(step)
+            continue
+        spelled_calls = []
+        for call in calls:
+            arguments = call.get("arguments") if isinstance(call, dict) else None
+            path = arguments.get("file_path") if isinstance(arguments, dict) else None
+            if isinstance(call, dict) and isinstance(arguments, dict) and isinstance(path, str):
+                absolute = os.path.normpath(os.path.join(root, path))
+                spelled_calls.append({**call, "arguments": {**arguments, "file_path": absolute}})
+            else:
+                spelled_calls.append(call)
+        steps.append({**step, "tool_calls": spelled_calls})
+    return {**scenario, "steps": steps}
+
+
+def unspelled(records: list[JsonObject], sent: JsonObject, script: JsonObject) -> list[JsonObject]:
+    """The log of a run of ``sent`` (``spelled``) as a run of ``script`` would read: where the
+    harness echoes a path the script authored (a ``tool_use`` input, a ``tool/call``'s raw
+    arguments) exactly as sent, the script's own spelling stands, so the transcript compares
+    with the pinned one; any other text, and everything the harness wrote itself, is kept.
+    """
+    pairs = [(_path(a), _path(b)) for a, b in zip(_calls(sent), _calls(script), strict=True)]
+    uses, calls = iter(pairs), iter(pairs)
+    restored = []
+    for record in records:
+        data, kind = record.get("data"), record.get("type")
+        if kind == "assistant/message" and isinstance(data, dict):
+            blocks = [_use(block, uses) for block in data.get("content") or []]
+            restored.append({**record, "data": {**data, "content": blocks}})
+        elif kind == "tool/call" and isinstance(data, dict):
+            absolute, original = next(calls, (None, None))
+            raw = data.get("arguments")
+            if isinstance(raw, str) and absolute and original:
+                quoted = json.dumps(absolute, ensure_ascii=False)
+                raw = raw.replace(quoted, json.dumps(original, ensure_ascii=False), 1)
+            restored.append({**record, "data": {**data, "arguments": raw}})
+        else:
+            restored.append(record)
+    return restored
+
+
+def _use(block: Json, pairs: Iterator[tuple[str | None, str | None]]) -> Json:
+    """A ``tool_use`` block with the script's own path where it echoes the one sent."""
+    if not isinstance(block, dict) or block.get("type") != "tool_use":
+        return block
+    absolute, original = next(pairs, (None, None))
+    given = block.get("input")
+    if isinstance(given, dict) and original and given.get("file_path") == absolute:
+        return {**block, "input": {**given, "file_path": original}}
+    return block
+
+
+def _calls(scenario: JsonObject) -> list[JsonObject]:
+    steps = scenario.get("steps")
+    return [
+        call
+        for step in (steps if isinstance(steps, list) else [])
+        if isinstance(step, dict) and isinstance(step.get("tool_calls"), list)
+        for call in step["tool_calls"]
+        if isinstance(call, dict)
+    ]
+
+
+def _path(call: JsonObject) -> str | None:
+    arguments = call.get("arguments")
+    path = arguments.get("file_path") if isinstance(arguments, dict) else None
+    return path if isinstance(path, str) else None

@@ -182,6 +182,26 @@ def transcript_difference(name: str, records: Sequence[JsonObject], root: str) -
     return f"the transcript has {counts[0]} records where {counts[1]} are pinned"
 
 
+def first_different_result(name: str, records: Sequence[JsonObject], root: str) -> int | None:
+    """Which result (from 0, in order) holds the first difference ``transcript_difference``
+    names, or None when that difference is not in a tool result."""
+    pinned = _pinned(ConformanceSnapshots.directory, name)
+    if pinned is None:
+        return None
+    ours = render(normalize(records, root))
+    theirs, mine = visible_strings(pinned), visible_strings(ours)
+    where = next((w for w in sorted(set(theirs) | set(mine)) if theirs.get(w) != mine.get(w)), None)
+    if where is None or not where.endswith("]") or " result[" not in where:
+        return None
+    call_id = where.rsplit(" result[", 1)[0]
+    ids = [
+        str(json.loads(line).get("data", {}).get("callId"))
+        for line in ours.splitlines()
+        if line.strip() and json.loads(line).get("type") == "tool/result"
+    ]
+    return ids.index(call_id) if call_id in ids else None
+
+
 # -- the old → new diff of model-visible strings --------------------------------------------
 
 

@@ -13,12 +13,13 @@ shrink the example that shows it.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Final
 
-from conformance import display
+from conformance import causes, display
 from conformance.harness.contract import Json, JsonObject
 from conformance.rules import cite
 
@@ -176,6 +177,29 @@ class Judge:
             rule,
             rank,
         )
+
+    def scripted(self, call: causes.Scripted) -> int:
+        """Record a call a script made inside the harness's loop; its index, for a verdict."""
+        path = call.arguments.get("file_path") if isinstance(call.arguments, dict) else None
+        record = CallRecord(call.tool, call.arguments, situation=call.situation,
+                            expected=call.expected, rule=call.signature("").split(" · ")[0] or None,
+                            index=len(self.calls))  # fmt: skip
+        record.target = os.path.normpath(path) if isinstance(path, str) else None
+        self.calls.append(record)
+        return len(self.calls) - 1
+
+    def transcript(self, what: str, actual: list[Json], expected: list[Json], *,
+                   script: JsonObject, rule: str) -> bool:  # fmt: skip
+        """Check a scripted run's shape; where it first differs at a call's error flag, the
+        verdict is of that call (``causes.scripted_divergence``), under its signature."""
+        if actual == expected:
+            return self.record("behaviour", True, "", rule)
+        call = causes.scripted_divergence(script, actual, expected)
+        return self.record(
+            "behaviour", False, lambda: f"{what} {differ(actual, expected)}; {cite(rule)}", rule,
+            signature=call.signature(rule) if call else None,
+            call=self.scripted(call) if call else None,
+        )  # fmt: skip
 
     def rounds(self, count: int) -> Iterator[int]:
         """Round numbers of a repeated check (a race); what fails in several rounds is one verdict.

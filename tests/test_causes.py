@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.causes import RULES, SITUATIONS, Observations, group, state_of
+from conformance import scenarios
+from conformance.causes import RULES, SITUATIONS, Observations, group, scripted_divergence, state_of
 from conformance.harness.contract import JsonObject
 from conformance.report import Report, matrix, terminal
 from conformance.report import markdown as markdown_report
@@ -118,6 +119,79 @@ def test_an_answer_no_signature_fits_is_its_own_cause_in_plain_words() -> None:
         ("ValueError: something else", None, ["RD-002"]),
         ("[setup] the harness died", None, ["RD-003"]),
     ]
+
+
+def test_a_calls_structured_error_is_part_of_its_texts_cause() -> None:
+    text = "marker.sandbox · outside-root · text-differs"
+    case = _case("SBX-001", [_verdict(text, 0, level="wording"),
+                             _verdict("sandbox.denied · outside-root · code-differs", 0, level="wording")],
+                 [_call("write", "outside-root", refused=True)])  # fmt: skip
+    assert [c.signature for c in group([case]).causes] == [text]
+
+
+def test_a_scripted_call_is_judged_in_the_situation_a_replay_of_its_script_gives() -> None:
+    script = scenarios.load("fs-overwrite-unread")
+    ok, error = ["tool/result", "ok"], ["tool/result", "error"]
+    expected = [["user/message"], error, ok, ok]
+    call = scripted_divergence(script, [["user/message"], error, ok, error], expected)
+    assert call is not None
+    assert (call.tool, call.situation, call.expected) == ("write", "existing-read", "accepted")
+    assert call.signature("scenario.pinned") == OVERWRITE
+    first = scripted_divergence(script, [["user/message"], ok, ok, ok], expected)
+    assert first is not None
+    assert first.signature("scenario.pinned") == (
+        "policy.write-intent · existing-unread · accepted-instead-of-refused"
+    )
+    assert scripted_divergence(script, [["user/message"], error], expected) is None
+
+
+def test_a_scripted_calls_text_joins_the_one_wording_cause_its_call_shows_elsewhere() -> None:
+    marker = "marker.sandbox · outside-root · text-differs"
+    scripted = "scenario.pinned · outside-root · text-differs"
+    direct = _case(
+        "SBX-001",
+        [_verdict(marker, 0, level="wording")],
+        [_call("edit", "outside-root", refused=True)],
+    )
+    scenario = _case(
+        "SCN-009",
+        [_verdict(scripted, 0, level="wording")],
+        [_call("edit", "outside-root", refused=True)],
+    )
+    causes = group([direct, scenario])
+    assert [(c.signature, c.cases) for c in causes.causes] == [(marker, ["SBX-001", "SCN-009"])]
+    other = "sandbox.denied · outside-root · text-differs"  # two candidates: no guess
+    second = _case(
+        "SBX-002",
+        [_verdict(other, 0, level="wording")],
+        [_call("edit", "outside-root", refused=True)],
+    )
+    assert [c.signature for c in group([direct, second, scenario]).causes] == [
+        marker,
+        other,
+        scripted,
+    ]
+
+
+def test_a_scenario_for_an_absolute_harness_is_sent_absolute_and_compared_as_written() -> None:
+    script = scenarios.load("fs-sandbox-denied")
+    sent = scenarios.spelled(script, "/w/ws")
+    paths = [c["arguments"]["file_path"] for s in sent["steps"] for c in s.get("tool_calls", [])]
+    assert paths == [
+        "/w/outside.txt",
+        "/nonexistent-harness-conformance/escape.txt",
+        "/w/ws/made-inside.txt",
+    ]
+    records: list[JsonObject] = [
+        {"type": "assistant/message", "data": {"content": [
+            {"type": "tool_use", "id": "c1", "input": {"file_path": "/w/outside.txt", "content": "x"}}]}},
+        {"type": "tool/call", "data": {"arguments": '{"file_path":"/w/outside.txt","content":"x"}'}},
+        {"type": "tool/result", "data": {"content": [{"type": "text", "text": "/w/outside.txt"}]}},
+    ]  # fmt: skip
+    back = scenarios.unspelled(records, sent, script)
+    assert back[0]["data"]["content"][0]["input"]["file_path"] == "../outside.txt"
+    assert back[1]["data"]["arguments"] == '{"file_path":"../outside.txt","content":"x"}'
+    assert back[2] == records[2]  # what the harness wrote itself is kept
 
 
 def test_the_rule_table_speaks_only_in_the_vocabulary() -> None:
@@ -232,7 +306,6 @@ def test_the_matrix_leads_with_root_causes() -> None:
 # -- proven on harness shapes nobody here wrote ----------------------------------------------------
 
 # fixture → the root causes its summary must name, each exactly once, and nothing else
-SCENARIO = "scenario.pinned · {} · check-failed"
 FIXTURES: dict[str, set[str]] = {
     "never_overwrites": {OVERWRITE},
     "undo_copies": {UNDO},
@@ -247,36 +320,6 @@ FIXTURES: dict[str, set[str]] = {
         "fs.resolve.display · spelled-with-dotdot · refused-instead-of-accepted"
     },
     "fences_reads": {"sandbox.reads · outside-root · refused-instead-of-accepted"},
-}
-# Causes a fixture shows today through a case that is blind to its shape — a scenario judges a
-# whole scripted loop, so its failure has no call to attribute; the sandbox cases send
-# `<root>/../x` to a harness that takes absolute paths; the scenario scripts send relative paths
-# to it. Each is named, so it can only disappear, never be replaced by another.
-BLIND: dict[str, set[str]] = {
-    "never_overwrites": {
-        "scenario.options · LOOP-020 · check-failed",
-        *(SCENARIO.format(case) for case in ("SCN-002", "SCN-004", "SCN-006")),
-    },
-    "loses_concurrent_edits": {
-        # the race cases' own checks (two winners, a lost edit) have no single call to attribute
-        "fs.cas.one-winner · GRD-025 · check-failed",
-        "fs.version.racy · STM-001 · check-failed",
-        "fs.version.changes · STM-001 · check-failed",
-        "script.external.write · LOOP-010 · check-failed",
-        *(SCENARIO.format(case) for case in ("SCN-003", "SCN-005")),
-    },
-    "absolute_no_dotdot": {
-        "sandbox.full-access · outside-root · refused-instead-of-accepted",
-        "marker.sandbox · outside-root · text-differs",
-        "sandbox.denied · outside-root · code-differs",
-        "sandbox.reads · outside-root · refused-instead-of-accepted",
-        "loop.result-error · LOOP-006 · check-failed",
-        "script.external.write · LOOP-010 · check-failed",
-        "scenario.options · LOOP-020 · check-failed",
-        "remedy.texts · SCN-019 · check-failed",
-        "secret.verbatim · SEC-006 · check-failed",
-        *(SCENARIO.format(f"SCN-{n:03d}") for n in (*range(1, 10), 14, 16, 17, 18, 19)),
-    },
 }
 
 
@@ -305,7 +348,7 @@ def test_each_fixture_shows_exactly_its_root_causes(
     assert isinstance(causes, list), output[-3000:]
     shown = [str(cause["signature"]) for cause in causes]
     assert len(shown) == len(set(shown)), shown
-    assert FIXTURES[name] <= set(shown) <= FIXTURES[name] | BLIND.get(name, set()), shown
+    assert set(shown) == FIXTURES[name], shown
     for cause in causes:  # each is named once in the summary, with its words and rule
         line = f"{cause['words']} — {{{cause['rule']}}}"
         assert sum(line in text for text in output.splitlines()) == 1, line

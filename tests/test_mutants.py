@@ -92,21 +92,60 @@ def test_the_suite_catches_the_mutant(name: str, results: dict[str, Run]) -> Non
     )
 
 
-# mutant with a behaviour defect → the root cause its report leads with (conformance.causes).
-# Not yet one cause each: a scenario case judges a whole scripted loop and stays a cause of its
-# own, and wording causes keep the rule their case cited (docs/root-causes.md, "Known gaps").
-LEADING_CAUSE: dict[str, str] = {
-    "mtime_version": "fs.version.racy · rewritten-same-size · accepted-instead-of-refused",
-    "recreates_deleted": "policy.dead-end · deleted-since-read · accepted-instead-of-refused",
-    "fence_ignores_symlinks": (
-        "sandbox.workspace-write · symlink-outside · accepted-instead-of-refused"
-    ),
-    "failed_read_forgets": "policy.failed-read · after-failed-read · refused-instead-of-accepted",
+# mutant → its root causes, exactly: one defect, one cause (conformance.causes).
+ONE_CAUSE: dict[str, set[str]] = {
+    "mtime_version": {"fs.version.racy · rewritten-same-size · accepted-instead-of-refused"},
+    "recreates_deleted": {"policy.dead-end · deleted-since-read · accepted-instead-of-refused"},
+    "fence_ignores_symlinks": {
+        "sandbox.workspace-write · symlink-outside · accepted-instead-of-refused",
+        # its second effect, named in its docstring: a root opened through a symlink is refused
+        "policy.write-intent · new-file · refused-instead-of-accepted",
+    },
+    "edit_skips_type_check": {"fs.msg.not-regular · not-a-file · text-differs"},
+    "keeps_bom_on_write": {"fs.text.utf8 · existing-read · bytes-differ"},
+    "sweeps_look_alikes": {"tool.changes-only-target · existing-read · other-files-changed"},
+    "logs_failures": {"secret.redact.everywhere · SEC-007 · check-failed"},
+    "tool_error_harness_only": {"contract.tool-error.any · REG-024 · check-failed"},
+}
+# mutant → how many root causes it may show at most, and why it is not yet one. A bound only
+# falls: a change that splits one of these defects further fails here.
+SEVERAL: dict[str, tuple[int, str]] = {
+    "derive_leaks_error": (2, "derive_messages checks have no call"),
+    "edit_unlocked": (1, "a race's own check (two winners) has no call; shown once"),
+    "failed_read_forgets": (5, "one forgotten observation shows refused, accepted and coded"),
+    "fence_after_policy": (2, "REM-017's check of an inspected error has no call"),
+    "intent_outside_try": (6, "wording causes keep the rule their case cites"),
+    "lock_by_spelling": (2, "two race cases' own checks have no call"),
+    "no_redaction": (6, "secret scans have no call"),
+    "plain_errors_coded": (9, "wording causes keep the rule their case cites"),
+    "provider_remedy": (18, "wording causes keep the rule their case cites"),
+    "read_window_off_by_one": (7, "a read's window is no situation of the vocabulary"),
+    "remedy_changes_code": (13, "wording causes keep the rule their case cites"),
+    "remedy_copies_others": (5, "remedy checks of inspected errors have no call"),
+    "remedy_drops_cause": (2, "remedy checks of inspected errors have no call"),
+    "remedy_twice": (22, "wording causes keep the rule their case cites"),
+    "result_without_error": (20, "loop checks of result fields have no call"),
+    "to_error_bare": (4, "to_error checks have no call"),
+    "trailing_slash_unresolved": (2, "read and write of one spelling cite two rules"),
+    "violations_reordered": (3, "wording causes keep the rule their case cites"),
 }
 
 
-@pytest.mark.parametrize("name", sorted(LEADING_CAUSE))
-def test_a_behaviour_defect_leads_the_root_causes(name: str, results: dict[str, Run]) -> None:
+def test_every_mutant_is_one_cause_or_says_why_not() -> None:
+    assert set(ONE_CAUSE) | set(SEVERAL) == set(MUTANTS)
+    assert not set(ONE_CAUSE) & set(SEVERAL)
+
+
+@pytest.mark.parametrize("name", sorted(ONE_CAUSE))
+def test_a_mutant_shows_exactly_its_one_root_cause(name: str, results: dict[str, Run]) -> None:
     shown = results[name][3]
-    assert shown[:1] == [LEADING_CAUSE[name]], f"{name}: {shown}"
-    assert shown.count(LEADING_CAUSE[name]) == 1
+    assert sorted(shown) == sorted(ONE_CAUSE[name]), f"{name}: {shown}"
+
+
+@pytest.mark.parametrize("name", sorted(SEVERAL))
+def test_a_mutant_not_yet_one_cause_shows_no_more_than_before(
+    name: str, results: dict[str, Run]
+) -> None:
+    shown = results[name][3]
+    assert len(shown) == len(set(shown)), shown
+    assert 1 <= len(shown) <= SEVERAL[name][0], f"{name}: {len(shown)} causes: {shown}"

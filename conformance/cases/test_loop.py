@@ -27,6 +27,19 @@ def play(
     options: JsonObject | None = None,
 ) -> list[JsonObject]:
     """Run an inline scenario; return its events (the log without the header)."""
+    return client.scenario(
+        str(root), inline(steps, workspace=workspace, prompt=prompt, options=options)
+    )[1:]
+
+
+def inline(
+    steps: list[Json],
+    *,
+    workspace: dict[str, str] | None = None,
+    prompt: str = "go",
+    options: JsonObject | None = None,
+) -> JsonObject:
+    """An inline scenario of these steps (``a.txt`` holds ``alpha`` unless a workspace is given)."""
     scenario: JsonObject = {
         "name": "inline",
         "workspace": dict(workspace or {"a.txt": "alpha\n"}),
@@ -35,7 +48,14 @@ def play(
     }
     if options:
         scenario["options"] = options
-    return client.scenario(str(root), scenario)[1:]
+    return scenario
+
+
+def flags(events: list[JsonObject]) -> list[Json]:
+    """The error flags of a run's results, in the shape ``Judge.transcript`` compares."""
+    return [
+        ["tool/result", "error" if r.get("isError") else "ok"] for r in of(events, "tool/result")
+    ]
 
 
 def of(events: list[JsonObject], kind: str) -> list[JsonObject]:
@@ -191,6 +211,9 @@ def test_external_steps_take_no_step(client: Client, root: Path, judge: Judge) -
     events = play(client, root, steps)
     judge.equal("the steps of the assistant messages", [m["step"] for m in of(events, "assistant/message")], [1, 2, 3],
                 rule="script.external")  # fmt: skip
+    judge.transcript("the error flags of the results (the edit after the external write is stale)",
+                     flags(events), [["tool/result", "ok"], ["tool/result", "error"]],
+                     script=inline(steps), rule="script.external.write")  # fmt: skip
     judge.equal("the second result's error", of(events, "tool/result")[1].get("error"),
                 {"name": "FsError", "code": "FS_STALE_VERSION"}, rule="script.external.write")  # fmt: skip
     judge.equal(
@@ -381,6 +404,7 @@ def test_a_scenario_without_the_policy_is_unguarded(
     clobber: list[Json] = [{"tool_calls": [{"name": "write", "arguments": {"file_path": "a.txt", "content": "new\n"}}]},
                            {"text": "D"}]  # fmt: skip
     for options, refused in [(None, True), ({"policy": False}, False)]:
-        result = of(play(client, root, clobber, options=options), "tool/result")[0]
-        judge.equal(f"the write of a file never read, with options {options}, is an error",
-                    result["isError"], refused, rule="scenario.options")  # fmt: skip
+        events = play(client, root, clobber, options=options)
+        judge.transcript(f"the write of a file never read, with options {options}, is an error",
+                         flags(events)[:1], [["tool/result", "error" if refused else "ok"]],
+                         script=inline(clobber, options=options), rule="scenario.options")  # fmt: skip

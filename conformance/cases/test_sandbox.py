@@ -11,7 +11,7 @@ import pytest
 from conformance import display
 from conformance.basetemp import HARNESS_TMP
 from conformance.cases import case, needs
-from conformance.client import Client, Session, Spelled
+from conformance.client import Client, Session
 from conformance.disk import Disk
 from conformance.outcomes import NOT_APPLICABLE
 from conformance.spec import Wording, fs
@@ -45,9 +45,11 @@ def denied(session: Session, w: Wording, tool: str, path: str, *extra: str,
 @needs(options=[WORKSPACE_WRITE])
 def test_dotdot_escape(fenced: Session, outside: Path, w: Wording) -> None:
     """fence a path that climbs out with '..', showing '[sandbox: file access denied under <mode> mode]'"""
-    denied(fenced, w, "write", Spelled("../outside/target.txt"), "escaped\n")
-    denied(fenced, w, "write", Spelled("../outside/new.txt"), "escaped\n")
-    denied(fenced, w, "edit", Spelled("../outside/target.txt"), "untouched", "x")
+    # Not ``Spelled``: to a harness that takes absolute paths the climb is sent normalized, as a
+    # harness may refuse any '..' for a reason of its own, which would mask the fence.
+    denied(fenced, w, "write", "../outside/target.txt", "escaped\n")
+    denied(fenced, w, "write", "../outside/new.txt", "escaped\n")
+    denied(fenced, w, "edit", "../outside/target.txt", "untouched", "x")
 
 
 @case("SBX-002", rules=["sandbox.workspace-write", "sandbox.denied"])

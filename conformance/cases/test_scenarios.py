@@ -12,12 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from conformance import scenarios
+from conformance import causes, scenarios
 from conformance.cases import case, needs
 from conformance.client import Client
 from conformance.harness.contract import JsonObject
 from conformance.secrets import RunSecrets
-from conformance.snapshots import behaviour_of, normative_transcript, transcript_difference
+from conformance.snapshots import (
+    behaviour_of,
+    first_different_result,
+    normative_transcript,
+    transcript_difference,
+)
 from conformance.spec import Wording
 from conformance.verdict import RANK_TEXT, Judge
 
@@ -51,15 +56,27 @@ def test_scenario_transcript(
     transcript_snapshot: Callable[[list[JsonObject], str], bool],
 ) -> None:
     """produce exactly the pinned transcript of the scenario (normalized, secret-free)"""
-    records = client.scenario(str(root), scenarios.load(name, canary=secrets.canary))
+    script = scenarios.load(name, canary=secrets.canary)
+    records = client.scenario(str(root), script)
     normative = normative_transcript(name)
-    judge.equal(f"the events of {name} (types, tools, error flags, how the turn ended)",
-                behaviour_of(records), behaviour_of(normative), rule="scenario.pinned")  # fmt: skip
+    judge.transcript(f"the events of {name} (types, tools, error flags, how the turn ended)",
+                     behaviour_of(records), behaviour_of(normative), script=script,
+                     rule="scenario.pinned")  # fmt: skip
     if judge.runs("wording"):
         ok = transcript_snapshot(records, str(root))
+        # Where the first difference is a result's text, the verdict is of that scripted call.
+        number = None if ok else first_different_result(name, records, str(root))
+        outcomes = [
+            e[1] for e in behaviour_of(normative) if isinstance(e, list) and e[0] == "tool/result"
+        ]
+        call = None if number is None else causes.scripted_call(
+            script, number, outcomes,
+            "accepted" if outcomes[number : number + 1] == ["ok"] else "refused", "text-differs")  # fmt: skip
         judge.record("wording", ok, lambda: f"{name}: {transcript_difference(name, records, str(root))}; "
                      "SPEC §5 {scenario.pinned}: each transcript of the pinned set is pinned",
-                     "scenario.pinned", RANK_TEXT)  # fmt: skip
+                     "scenario.pinned", RANK_TEXT,
+                     signature=call.signature("scenario.pinned") if call else None,
+                     call=judge.scripted(call) if call else None)  # fmt: skip
 
 
 @case("SCN-019", rules=["scenario.pinned", "remedy.texts"])

@@ -95,6 +95,9 @@ class Divergence:
     steps: list[str]
     clean: bool
     """Whether no earlier step of that run diverged (the sequence reproduces it alone)."""
+    signature: str | None = None
+    call: int | None = None
+    """The case's call that showed it (an index into the case's calls), when of a call."""
 
     def better(self, steps: list[str], clean: bool) -> bool:
         """Whether ``steps`` reproduces it better: clean first, then shorter."""
@@ -107,7 +110,7 @@ class Divergence:
         steps = f"{len(self.steps)} step{'s' if len(self.steps) != 1 else ''}"
         return Violation(self.level, self.rank,
                          f"{self.sentence} — reproduced in {steps}{after}: {' → '.join(shown)}",
-                         self.rule)  # fmt: skip
+                         self.rule, self.signature, self.call)  # fmt: skip
 
 
 class GuardMachine(RuleBasedStateMachine):
@@ -165,6 +168,7 @@ class GuardMachine(RuleBasedStateMachine):
         main = self.judge
         step = Judge(main.levels)
         self.client.judge = step
+        offset = len(main.calls)
         try:
             act()
         finally:
@@ -181,11 +185,12 @@ class GuardMachine(RuleBasedStateMachine):
         expected = step.calls[-1].expected if step.calls else None
         key = divergence_key(tool, situation, first, expected)
         known = self.found.get(key)
+        call = offset + first.call if first.call is not None else None
         if known is None:
             self.found[key] = Divergence(first.sentence, first.level, first.rank, first.rule,
-                                         list(self.steps), self.clean)  # fmt: skip
+                                         list(self.steps), self.clean, first.signature, call)  # fmt: skip
         elif known.better(self.steps, self.clean):
-            known.steps, known.clean = list(self.steps), self.clean
+            known.steps, known.clean, known.call = list(self.steps), self.clean, call
         self.clean = False
         if behaviour:
             self._follow_the_disk()

@@ -1,4 +1,9 @@
-"""The sandbox fence judges the lexical display path, so a symlink inside can point outside."""
+"""The sandbox fence judges the lexical display path, so a symlink inside can point outside.
+
+One defect, two effects the suite names apart: a path through a symlink that leads outside is
+let through (SBX-003, SBX-004), and a workspace opened through a symlink has its own files
+refused (SBX-012), since their display path is not under the real root.
+"""
 
 import os
 
