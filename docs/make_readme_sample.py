@@ -7,7 +7,9 @@ script produces, durations aside.
 
 * ``reference`` — the summary of a default run against the reference harness;
 * ``failure`` — the failed-case line of a harness that writes in place
-  (``tests.fixtures.non_atomic``).
+  (``tests.fixtures.non_atomic``);
+* ``causes`` — the root-cause summary of a harness with two defects in ``edit``
+  (``tests.fixtures.edit_two_defects``), each case list cut after three IDs.
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ MARK: Final = re.compile(
 RUNS: Final = {
     "reference": [],
     "failure": ["--harness", "tests.fixtures.non_atomic:harness", "--conformance-case", "PUB-001"],
+    "causes": ["--harness", "tests.fixtures.edit_two_defects:harness"],
 }
+SHOWN_CASES: Final = 3  # a root cause's case list is cut after this many in the README
 
 
 def _run(args: list[str]) -> str:
@@ -51,9 +55,21 @@ def sample(name: str) -> str:
         lines = out.splitlines()
         at = lines.index("failed cases:")
         return lines[at + 1].strip() + "\n"
+    if name == "causes":
+        lines = out[out.index("root causes: ") :].split("\n\n")[0].splitlines()
+        return "".join(_cut(line) + "\n" for line in lines)
     start = out.rindex("\n", 0, out.index(" harness conformance ===")) + 1
     body = out[start:]
     return body[: body.index("\nduration: ") + 1] + re.search(r"duration: .*\n", body)[0]  # type: ignore[index]
+
+
+def _cut(line: str) -> str:
+    """A root cause's line with its case list cut after ``SHOWN_CASES`` IDs."""
+    head, sep, listed = line.rpartition(" — ")
+    ids = listed.split(", ")
+    if not sep or len(ids) <= SHOWN_CASES:
+        return line
+    return f"{head} — {', '.join(ids[:SHOWN_CASES])}, … ({len(ids)} cases)"
 
 
 def samples() -> dict[str, str]:
