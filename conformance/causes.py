@@ -70,6 +70,7 @@ DEVIATIONS: Final[dict[str, str]] = {
     "text-differs": "shows the model other text",
     "code-differs": "carries another structured error",
     "check-failed": "fails the case's check",
+    "blocks": "blocks instead of answering",
 }
 """How a harness can deviate from what the spec expected of a call."""
 
