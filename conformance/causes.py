@@ -282,6 +282,7 @@ class Causes:
 
 
 _RUN_PATH: Final = re.compile(r"(?:/private)?/(?:tmp|var/folders)/\S*?/(?:ws|outside)(?=/|\b)")
+_CALL_FAILED: Final = re.compile(r"call_tool\(.*\) failed in the harness: ")
 _REFUSED: Final = "refused-instead-of-accepted"
 _WORDING: Final = frozenset({"text-differs", "code-differs"})
 _OFF_SCRIPT: Final = frozenset(
@@ -441,9 +442,13 @@ def family(situation: str | None) -> str | None:
 
 
 def _unexplained(sentence: str, found: dict[str, RootCause]) -> str:
-    """An answer no signature fits: its own cause, in the words it came with."""
+    """An answer no signature fits: its own cause, in the words it came with.
+
+    A call that failed in the harness is named by the harness's words alone, not by the call
+    (the verdict names it): one error the harness gives for every call is one cause.
+    """
     first = sentence.strip().splitlines()[0] if sentence.strip() else "failed"
-    plain = _RUN_PATH.sub("<workspace>", first)
+    plain = _CALL_FAILED.sub("a call failed in the harness: ", _RUN_PATH.sub("<workspace>", first))
     sig = f"unexplained · {plain}"
     if sig not in found:
         found[sig] = RootCause(sig, None, True, plain=plain)

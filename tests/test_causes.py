@@ -120,6 +120,19 @@ def test_an_answer_no_signature_fits_is_its_own_cause_in_plain_words() -> None:
     ]
 
 
+def test_one_error_a_harness_gives_for_every_call_is_one_cause() -> None:
+    said = "RuntimeError: the server logs onto stdout"
+    cases = [
+        _case(case, [_verdict(None, None, text=f"HarnessCallError: {call} failed in the harness: {said}\nline 2")], [])
+        for case, call in (("RD-001", 'call_tool("read", {"file_path": "a"})'),
+                           ("RD-002", 'call_tool("write", {"file_path": "b", "content": ")"})'))
+    ]  # fmt: skip
+    causes = group(cases)
+    assert [(c.words, c.cases) for c in causes.causes] == [
+        (f"HarnessCallError: a call failed in the harness: {said}", ["RD-001", "RD-002"])
+    ]
+
+
 def test_the_rule_table_speaks_only_in_the_vocabulary() -> None:
     assert {situation for _, situation, _ in RULES} <= set(SITUATIONS)
     assert all(parent is None or parent in SITUATIONS for parent, _ in SITUATIONS.values())
