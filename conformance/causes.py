@@ -297,6 +297,7 @@ class _Call:
     situation: str | None
     target: str | None
     refused: bool
+    expected: str | None = None
 
 
 def group(cases: Iterable[Mapping[str, Json]]) -> Causes:
@@ -346,12 +347,14 @@ def _calls(case: Mapping[str, Json]) -> list[_Call]:
         result = call.get("result")
         refused = isinstance(result, dict) and result.get("isError") is True
         tool, situation, target = call.get("tool"), call.get("situation"), call.get("target")
+        expected = call.get("expected")
         out.append(
             _Call(
                 tool if isinstance(tool, str) else None,
                 situation if isinstance(situation, str) else None,
                 target if isinstance(target, str) else None,
                 refused,
+                expected if isinstance(expected, str) else None,
             )
         )
     return out
@@ -374,7 +377,8 @@ def _case_signatures(
     diverged_call: dict[int, str] = {}
     for position, made in enumerate(calls):
         implied = wrongly.get((made.tool, f"refused {made.situation}"))
-        if made.refused and implied is not None:
+        # A refusal the case expected is the harness doing right, whatever it refuses wrongly.
+        if made.refused and made.expected != "refused" and implied is not None:
             diverged_call[position] = implied
     diverged_target: dict[str, tuple[int, str]] = {}
     first_divergence: str | None = None

@@ -120,6 +120,23 @@ def test_an_answer_no_signature_fits_is_its_own_cause_in_plain_words() -> None:
     ]
 
 
+def test_a_refusal_the_case_expected_never_joins_a_wrong_refusal() -> None:
+    # deepagents refuses "~/b.txt" wrongly (RD-019) and, rightly, a fractional offset (REG-011,
+    # call 0); REG-011's own defect (a boolean limit accepted, call 1) stays its own cause.
+    tilde = "fs.resolve.display · existing-unread · refused-instead-of-accepted"
+    lax = "args.before-run · existing-unread · accepted-instead-of-refused"
+    expected_refusal = {**_call("read", "existing-unread", refused=True), "expected": "refused"}
+    cases = [
+        _case("RD-019", [_verdict(tilde, 0)], [_call("read", "existing-unread", refused=True)]),
+        _case("REG-011", [_verdict(lax, 1)], [expected_refusal, _call("read", "existing-unread")]),
+    ]
+    causes = group(cases)
+    assert [(c.signature, c.cases) for c in causes.causes] == [
+        (tilde, ["RD-019"]),
+        (lax, ["REG-011"]),
+    ]
+
+
 def test_one_error_a_harness_gives_for_every_call_is_one_cause() -> None:
     said = "RuntimeError: the server logs onto stdout"
     cases = [
