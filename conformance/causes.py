@@ -283,6 +283,8 @@ class Causes:
 
 _RUN_PATH: Final = re.compile(r"(?:/private)?/(?:tmp|var/folders)/\S*?/(?:ws|outside)(?=/|\b)")
 _CALL_FAILED: Final = re.compile(r"call_tool\(.*\) failed in the harness: ")
+_SET_UP: Final = re.compile(r"^\[setup\] [A-Z]+-\d+: (?=call_tool\()")
+"""A case whose set-up call failed in the harness: the same words as that call's verdict."""
 _REFUSED: Final = "refused-instead-of-accepted"
 _WORDING: Final = frozenset({"text-differs", "code-differs"})
 _OFF_SCRIPT: Final = frozenset(
@@ -452,7 +454,8 @@ def _unexplained(sentence: str, found: dict[str, RootCause]) -> str:
     (the verdict names it): one error the harness gives for every call is one cause.
     """
     first = sentence.strip().splitlines()[0] if sentence.strip() else "failed"
-    plain = _CALL_FAILED.sub("a call failed in the harness: ", _RUN_PATH.sub("<workspace>", first))
+    plain = _SET_UP.sub("HarnessCallError: ", _RUN_PATH.sub("<workspace>", first))
+    plain = _CALL_FAILED.sub("a call failed in the harness: ", plain, 1)
     sig = f"unexplained · {plain}"
     if sig not in found:
         found[sig] = RootCause(sig, None, True, plain=plain)

@@ -144,9 +144,14 @@ def test_one_error_a_harness_gives_for_every_call_is_one_cause() -> None:
         for case, call in (("RD-001", 'call_tool("read", {"file_path": "a"})'),
                            ("RD-002", 'call_tool("write", {"file_path": "b", "content": ")"})'))
     ]  # fmt: skip
+    # A case whose set-up call failed so says it in its message: the same cause.
+    setup = (
+        f'[setup] DEL-001: call_tool("read", {{"file_path": "d"}}) failed in the harness: {said}'
+    )
+    cases.append({"id": "DEL-001", "outcome": "failed", "message": setup})
     causes = group(cases)
     assert [(c.words, c.cases) for c in causes.causes] == [
-        (f"HarnessCallError: a call failed in the harness: {said}", ["RD-001", "RD-002"])
+        (f"HarnessCallError: a call failed in the harness: {said}", ["RD-001", "RD-002", "DEL-001"])
     ]
 
 
