@@ -77,7 +77,7 @@ class Sessions(Generic[Workspace]):
         """Name, version and what it declares, from the manifest."""
         return self.MANIFEST.describe()
 
-    def _open(self, workspace: Workspace) -> str:
+    def _add_session(self, workspace: Workspace) -> str:
         """A new session id for the harness's object of one workspace."""
         with self._lock:
             self._opened += 1

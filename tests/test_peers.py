@@ -44,6 +44,7 @@ SERVER_ARGUMENTS = {
 }  # fmt: skip
 NODE_PEERS = ("gemini_cli",)
 LANGUAGES = {"python", "typescript", "javascript"}
+SUITE_DEFAULTS = {"pausePoints", "tempWritable", "valueCauses"}
 
 # -- the filesystem forbidden -----------------------------------------------------------------
 
@@ -139,7 +140,10 @@ def test_the_committed_reports_describe_the_peer_as_its_manifest_does(folder: st
         harness = report["harness"]
         assert report["complete"], report.get("reason")
         assert (harness["name"], harness["version"]) == (manifest.name, manifest.version)
-        assert harness["options"] == manifest.describe()["options"]
+        declared = manifest.describe()["options"]
+        assert {k: v for k, v in harness["options"].items() if k in declared} == declared
+        # What the manifest leaves out, the report records at the suite's defaults.
+        assert set(harness["options"]) - set(declared) <= SUITE_DEFAULTS
 
 
 # -- replaying the recorded answers -----------------------------------------------------------

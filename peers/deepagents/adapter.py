@@ -40,7 +40,7 @@ class DeepAgents(Sessions[Any]):
         graph.add_node("tools", node)
         graph.add_edge(START, "tools")
         graph.add_edge("tools", END)
-        return self._open(graph.compile())
+        return self._add_session(graph.compile())
 
     def call_tool(self, session: str, name: str, arguments: Any) -> dict[str, Any]:
         """One tool call, as the model would make it; the answer as the model would see it."""

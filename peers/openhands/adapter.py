@@ -40,7 +40,7 @@ class OpenHandsEditor(Sessions[FileEditorTool]):
             description="",
             executor=FileEditorExecutor(workspace_root=root),
         )
-        return self._open(tool)
+        return self._add_session(tool)
 
     def call_tool(self, session: str, name: str, arguments: Any) -> dict[str, Any]:
         """One tool call through the agent's steps; the observation as the model sees it."""
