@@ -96,8 +96,9 @@ def markdown(out: Path, keys: list[str]) -> str:
         "controls. Counts are cases passed / failed / not applicable at that level, from the "
         "behaviour-level run and the default-level run (a failed recommended rule, which never "
         "fails a run, is in neither); run time is the wall time of each run. Every behaviour "
-        "failure of a peer is triaged below, as a defect or a deliberate design, with evidence "
-        "quoted from the installed package.",
+        "root cause of a peer (the suite's `rule · situation · deviation` signature, "
+        "[docs/root-causes.md](../root-causes.md)) is triaged below, as a defect or a deliberate "
+        "design, with evidence quoted from the installed package.",
         "",
         "| harness | version | language | capabilities | behaviour p / f / n-a "
         "| default level: behaviour · wording p / f / n-a | run time (behaviour, default) |",
