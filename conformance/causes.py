@@ -70,6 +70,7 @@ DEVIATIONS: Final[dict[str, str]] = {
     "text-differs": "shows the model other text",
     "code-differs": "carries another structured error",
     "check-failed": "fails the case's check",
+    "blocks": "blocks instead of answering",
 }
 """How a harness can deviate from what the spec expected of a call."""
 
@@ -281,6 +282,9 @@ class Causes:
 
 
 _RUN_PATH: Final = re.compile(r"(?:/private)?/(?:tmp|var/folders)/\S*?/(?:ws|outside)(?=/|\b)")
+_CALL_FAILED: Final = re.compile(r"call_tool\(.*\) failed in the harness: ")
+_SET_UP: Final = re.compile(r"^\[setup\] [A-Z]+-\d+: (?=call_tool\()")
+"""A case whose set-up call failed in the harness: the same words as that call's verdict."""
 _REFUSED: Final = "refused-instead-of-accepted"
 _WORDING: Final = frozenset({"text-differs", "code-differs"})
 _OFF_SCRIPT: Final = frozenset(
@@ -295,6 +299,7 @@ class _Call:
     situation: str | None
     target: str | None
     refused: bool
+    expected: str | None = None
 
 
 def group(cases: Iterable[Mapping[str, Json]]) -> Causes:
@@ -345,12 +350,14 @@ def _calls(case: Mapping[str, Json]) -> list[_Call]:
         result = call.get("result")
         refused = isinstance(result, dict) and result.get("isError") is True
         tool, situation, target = call.get("tool"), call.get("situation"), call.get("target")
+        expected = call.get("expected")
         out.append(
             _Call(
                 tool if isinstance(tool, str) else None,
                 situation if isinstance(situation, str) else None,
                 target if isinstance(target, str) else None,
                 refused,
+                expected if isinstance(expected, str) else None,
             )
         )
     return out
@@ -373,7 +380,8 @@ def _case_signatures(
     diverged_call: dict[int, str] = {}
     for position, made in enumerate(calls):
         implied = wrongly.get((made.tool, f"refused {made.situation}"))
-        if made.refused and implied is not None:
+        # A refusal the case expected is the harness doing right, whatever it refuses wrongly.
+        if made.refused and made.expected != "refused" and implied is not None:
             diverged_call[position] = implied
     diverged_target: dict[str, tuple[int, str]] = {}
     first_divergence: str | None = None
@@ -450,9 +458,14 @@ def family(situation: str | None) -> str | None:
 
 
 def _unexplained(sentence: str, found: dict[str, RootCause]) -> str:
-    """An answer no signature fits: its own cause, in the words it came with."""
+    """An answer no signature fits: its own cause, in the words it came with.
+
+    A call that failed in the harness is named by the harness's words alone, not by the call
+    (the verdict names it): one error the harness gives for every call is one cause.
+    """
     first = sentence.strip().splitlines()[0] if sentence.strip() else "failed"
-    plain = _RUN_PATH.sub("<workspace>", first)
+    plain = _SET_UP.sub("HarnessCallError: ", _RUN_PATH.sub("<workspace>", first))
+    plain = _CALL_FAILED.sub("a call failed in the harness: ", plain, 1)
     sig = f"unexplained · {plain}"
     if sig not in found:
         found[sig] = RootCause(sig, None, True, plain=plain)

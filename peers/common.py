@@ -10,7 +10,11 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from typing import Any, Final
+from typing import Any, Final, Generic, TypeVar
+
+from peers.manifest import Manifest
+
+Workspace = TypeVar("Workspace")
 
 RAW_PREFIX: Final = "peers.raw "
 """Starts each stderr line that records one raw exchange with the harness."""
@@ -52,3 +56,40 @@ def log_raw(session: str, call_id: str, sent: Any, answer: Any) -> None:
         line = json.dumps(record, ensure_ascii=False, default=repr)
     sys.stderr.write(RAW_PREFIX + line + "\n")
     sys.stderr.flush()
+
+
+class Sessions(Generic[Workspace]):
+    """The harness object every Python adapter shares: its manifest, its sessions, call ids.
+
+    A subclass sets ``MANIFEST`` and builds the harness's own object per workspace; the table
+    and its lock hold only that object (the adapter keeps no file, lock or state of a file).
+    """
+
+    MANIFEST: Manifest
+
+    def __init__(self) -> None:
+        self._workspaces: dict[str, Workspace] = {}
+        self._lock = threading.Lock()
+        self._ids = CallIds()
+        self._opened = 0
+
+    def describe(self) -> dict[str, Any]:
+        """Name, version and what it declares, from the manifest."""
+        return self.MANIFEST.describe()
+
+    def _add_session(self, workspace: Workspace) -> str:
+        """A new session id for the harness's object of one workspace."""
+        with self._lock:
+            self._opened += 1
+            session = f"ws_{self._opened}"
+            self._workspaces[session] = workspace
+        return session
+
+    def _workspace(self, session: str) -> Workspace:
+        return self._workspaces[session]
+
+    def close_workspace(self, session: str) -> None:
+        """Forget the session."""
+        with self._lock:
+            self._workspaces.pop(session, None)
+        self._ids.forget(session)

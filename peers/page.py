@@ -35,16 +35,17 @@ def columns(out: Path) -> list[str]:
 
 
 def notes_of(folder: str, report: dict[str, Any]) -> dict[str, list[tuple[str, str]]]:
-    """The triage of one peer's report, as matrix notes by case ID."""
+    """The triage of one peer's report, as matrix notes by case ID: each behaviour root cause
+    of a case, with the entry that explains it."""
     entries = triage.index(triage.load(Path(__file__).parent / folder / "triage.toml"))
     notes: dict[str, list[tuple[str, str]]] = {}
-    for key in triage.failures(report):
-        entry = entries.get(key)
+    for signature, cause in triage.causes(report).items():
+        entry = entries.get(signature)
         tag, text = ("untriaged", "no triage entry yet") if entry is None else (
             entry.verdict, f"{entry.summary} — evidence: {entry.evidence}"
         )  # fmt: skip
-        rule = f" ({key[1]})" if key[1] else ""
-        notes.setdefault(key[0], []).append((tag, f"{tag}{rule}: {text}"))
+        for case in cause.cases:
+            notes.setdefault(case, []).append((tag, f"{cause.words} ({signature}). {text}"))
     return notes
 
 
@@ -95,8 +96,9 @@ def markdown(out: Path, keys: list[str]) -> str:
         "controls. Counts are cases passed / failed / not applicable at that level, from the "
         "behaviour-level run and the default-level run (a failed recommended rule, which never "
         "fails a run, is in neither); run time is the wall time of each run. Every behaviour "
-        "failure of a peer is triaged below, as a defect or a deliberate design, with evidence "
-        "quoted from the installed package.",
+        "root cause of a peer (the suite's `rule · situation · deviation` signature, "
+        "[docs/root-causes.md](../root-causes.md)) is triaged below, as a defect or a deliberate "
+        "design, with evidence quoted from the installed package.",
         "",
         "| harness | version | language | capabilities | behaviour p / f / n-a "
         "| default level: behaviour · wording p / f / n-a | run time (behaviour, default) |",
@@ -130,11 +132,17 @@ def markdown(out: Path, keys: list[str]) -> str:
 
 
 def _section(out: Path, manifest: Manifest) -> list[str]:
-    behaviour = json.loads(report_path(out, manifest.folder, "behaviour").read_text("utf-8"))
     entries = triage.index(triage.load(manifest.directory / "triage.toml"))
-    found = triage.failures(behaviour)
-    defects = {id(e) for k, e in entries.items() if k in found and e.verdict == "defect"}
-    designs = {id(e) for k, e in entries.items() if k in found and e.verdict == "design"}
+    found: dict[str, triage.Cause] = {}
+    for level in ("behaviour", "all"):
+        path = report_path(out, manifest.folder, level)
+        if path.is_file():
+            for signature, cause in triage.causes(json.loads(path.read_text("utf-8"))).items():
+                found.setdefault(signature, cause)
+    triaged = {s: entries[s] for s in found if s in entries}
+    defects = {id(e) for e in triaged.values() if e.verdict == "defect"}
+    designs = {id(e) for e in triaged.values() if e.verdict == "design"}
+    failed = {case for cause in found.values() for case in cause.cases}
     lines = [
         "",
         f'<a id="{manifest.folder}"></a>',
@@ -151,20 +159,21 @@ def _section(out: Path, manifest: Manifest) -> list[str]:
         "|---|---|---|",
         *(f"| {o.name} | `{json.dumps(o.value)}` | {o.reason} |" for o in manifest.options),
         "",
-        f"Behaviour failures: {len({c for c, _ in found})} cases, {len(found)} verdicts; "
+        f"Behaviour failures: {len(failed)} cases, {len(found)} root causes (at either level); "
         f"triaged as {len(defects)} defects and {len(designs)} deliberate designs:",
         "",
-        "| case | rule | triage | what | evidence |",
+        "| root cause | cases | triage | what | evidence |",
         "|---|---|---|---|---|",
     ]
-    for (case, rule), _verdict in sorted(found.items()):
-        entry = entries.get((case, rule))
+    for signature, cause in found.items():
+        entry = entries.get(signature)
+        what = f"{_md(cause.words)}<br>`{_md(signature)}`"
+        cases = ", ".join(cause.cases)
         if entry is None:
-            lines.append(f"| {case} | {rule or '—'} | **untriaged** | | |")
+            lines.append(f"| {what} | {cases} | **untriaged** | | |")
             continue
         lines.append(
-            f"| {case} | {rule or '—'} | {entry.verdict} | {_md(entry.summary)} "
-            f"| {_md(entry.evidence)} |"
+            f"| {what} | {cases} | {entry.verdict} | {_md(entry.summary)} | {_md(entry.evidence)} |"
         )
     return lines
 

@@ -1,18 +1,23 @@
-"""Each peer's ``triage.toml``: every behaviour failure, a defect or a deliberate design, and why.
+"""Each peer's ``triage.toml``: every behaviour root cause, a defect or a deliberate design.
 
-An entry covers one or more failures of the same cause, each named by case ID and the rule its
-verdict cites (the case ID alone for a failure without a violation: a call that failed outright).
-Until the suite names root causes, entries are keyed by case and rule; ``signature`` is reserved
-for the root-cause signature, so a later session can re-key them without rewriting the evidence::
+An entry explains one or more root causes, each named by the root-cause signature the suite gave
+it (``rule · situation · deviation``, the ``signature`` of the JSON report's ``rootCauses``; see
+docs/root-causes.md). One entry may name several signatures when they are one design of the
+harness seen under several rules (no read-before-write guard at all breaks the write intent, the
+edit intent and the version rules alike)::
 
     [[entry]]
-    failures = ["GRD-001 policy.write-intent", "REM-012 fs.msg.exists-unread", "PRV-004"]
-    signature = ""              # the root-cause signature, once the reports carry one
-    verdict = "defect"          # or "design"
-    summary = "write_file overwrites a file the session never read"
+    causes = [
+      "policy.write-intent · existing-unread · accepted-instead-of-refused",
+      "policy.edit-intent · existing-unread · accepted-instead-of-refused",
+    ]
+    verdict = "design"          # or "defect"
+    summary = "no read-before-write guard: write_file overwrites a file the session never read"
     evidence = "middleware/filesystem.py@0.7.32:812: `…` (quoted from the installed package)"
 
-Only the behaviour level is triaged: peers keep their own words, so wording failures are expected.
+Only the behaviour level is triaged: peers keep their own words, so wording failures need no
+entry. A behaviour root cause is one the suite finds from a run's behaviour verdicts alone, in
+the behaviour-level report and in the default-level one.
 """
 
 from __future__ import annotations
@@ -22,11 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-VERDICTS: Final = ("defect", "design")
-_KEYS: Final = {"failures", "signature", "verdict", "summary", "evidence"}
+from conformance.causes import group
 
-Key = tuple[str, str]
-"""(case ID, rule ID or "")."""
+VERDICTS: Final = ("defect", "design")
+_KEYS: Final = {"causes", "verdict", "summary", "evidence"}
 
 
 class TriageError(ValueError):
@@ -35,17 +39,21 @@ class TriageError(ValueError):
 
 @dataclass(frozen=True)
 class Entry:
-    """One triaged cause."""
+    """One triaged cause of the harness, under every root-cause signature it shows as."""
 
-    keys: tuple[Key, ...]
-    signature: str
+    causes: tuple[str, ...]
     verdict: str
     summary: str
     evidence: str
 
-    def failures(self) -> list[Key]:
-        """The failures this entry covers."""
-        return list(self.keys)
+
+@dataclass(frozen=True)
+class Cause:
+    """One behaviour root cause of a report: its words and the cases it fails."""
+
+    signature: str
+    words: str
+    cases: tuple[str, ...]
 
 
 def load(path: Path) -> list[Entry]:
@@ -65,8 +73,7 @@ def load(path: Path) -> list[Entry]:
             raise TriageError(f"{at}: unknown key {', '.join(unknown)}")
         try:
             entry = Entry(
-                keys=tuple(_key(str(f)) for f in raw["failures"]),
-                signature=str(raw.get("signature", "")),
+                causes=tuple(str(c).strip() for c in raw["causes"]),
                 verdict=str(raw["verdict"]),
                 summary=str(raw["summary"]).strip(),
                 evidence=str(raw["evidence"]).strip(),
@@ -75,37 +82,37 @@ def load(path: Path) -> list[Entry]:
             raise TriageError(f"{at}: missing {exc}") from None
         if entry.verdict not in VERDICTS:
             raise TriageError(f"{at}: verdict {entry.verdict!r} is not one of {VERDICTS}")
-        if not entry.keys or not entry.summary or not entry.evidence:
-            raise TriageError(f"{at}: failures, summary and evidence may not be empty")
+        if not entry.causes or not entry.summary or not entry.evidence:
+            raise TriageError(f"{at}: causes, summary and evidence may not be empty")
         entries.append(entry)
     return entries
 
 
-def _key(failure: str) -> Key:
-    case, _, rule = failure.strip().partition(" ")
-    return case, rule.strip()
+def index(entries: list[Entry]) -> dict[str, Entry]:
+    """Entry by root-cause signature; a signature claimed by two entries is an error."""
+    found: dict[str, Entry] = {}
+    for entry in entries:
+        for signature in entry.causes:
+            if signature in found:
+                raise TriageError(f"root cause {signature!r} is triaged twice")
+            found[signature] = entry
+    return found
 
 
-def failures(report: dict[str, Any]) -> dict[Key, str]:
-    """Every behaviour failure of a report: (case, rule) → the verdict sentence (or message)."""
-    found: dict[Key, str] = {}
+def causes(report: dict[str, Any]) -> dict[str, Cause]:
+    """Every behaviour root cause of a report, by signature, as the suite groups them.
+
+    The cases are grouped again with their wording verdicts left out, so a default-level
+    report gives the causes its behaviour verdicts alone show (its own ``rootCauses`` fold a
+    call's text into that call's behaviour cause, and list wording causes too).
+    """
+    judged = []
     for case in report.get("cases", []):
         if (case.get("levels") or {}).get("behaviour") != "failed":
             continue
         verdicts = [v for v in case.get("verdicts") or [] if v.get("level") == "behaviour"]
-        if not verdicts:
-            found.setdefault((case["id"], ""), str(case.get("message") or ""))
-        for verdict in verdicts:
-            found.setdefault((case["id"], str(verdict.get("rule") or "")), verdict["verdict"])
-    return found
-
-
-def index(entries: list[Entry]) -> dict[Key, Entry]:
-    """Entry by failure key; a failure claimed by two entries is an error."""
-    found: dict[Key, Entry] = {}
-    for entry in entries:
-        for key in entry.failures():
-            if key in found:
-                raise TriageError(f"{key[0]} ({key[1] or 'no rule'}) is triaged twice")
-            found[key] = entry
-    return found
+        judged.append({**case, "verdicts": verdicts})
+    return {
+        cause.signature: Cause(cause.signature, cause.words, tuple(cause.cases))
+        for cause in group(judged).causes
+    }

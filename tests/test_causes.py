@@ -194,6 +194,41 @@ def test_a_scenario_for_an_absolute_harness_is_sent_absolute_and_compared_as_wri
     assert back[2] == records[2]  # what the harness wrote itself is kept
 
 
+def test_a_refusal_the_case_expected_never_joins_a_wrong_refusal() -> None:
+    # deepagents refuses "~/b.txt" wrongly (RD-019) and, rightly, a fractional offset (REG-011,
+    # call 0); REG-011's own defect (a boolean limit accepted, call 1) stays its own cause.
+    tilde = "fs.resolve.display · existing-unread · refused-instead-of-accepted"
+    lax = "args.before-run · existing-unread · accepted-instead-of-refused"
+    expected_refusal = {**_call("read", "existing-unread", refused=True), "expected": "refused"}
+    cases = [
+        _case("RD-019", [_verdict(tilde, 0)], [_call("read", "existing-unread", refused=True)]),
+        _case("REG-011", [_verdict(lax, 1)], [expected_refusal, _call("read", "existing-unread")]),
+    ]
+    causes = group(cases)
+    assert [(c.signature, c.cases) for c in causes.causes] == [
+        (tilde, ["RD-019"]),
+        (lax, ["REG-011"]),
+    ]
+
+
+def test_one_error_a_harness_gives_for_every_call_is_one_cause() -> None:
+    said = "RuntimeError: the server logs onto stdout"
+    cases = [
+        _case(case, [_verdict(None, None, text=f"HarnessCallError: {call} failed in the harness: {said}\nline 2")], [])
+        for case, call in (("RD-001", 'call_tool("read", {"file_path": "a"})'),
+                           ("RD-002", 'call_tool("write", {"file_path": "b", "content": ")"})'))
+    ]  # fmt: skip
+    # A case whose set-up call failed so says it in its message: the same cause.
+    setup = (
+        f'[setup] DEL-001: call_tool("read", {{"file_path": "d"}}) failed in the harness: {said}'
+    )
+    cases.append({"id": "DEL-001", "outcome": "failed", "message": setup})
+    causes = group(cases)
+    assert [(c.words, c.cases) for c in causes.causes] == [
+        (f"HarnessCallError: a call failed in the harness: {said}", ["RD-001", "RD-002", "DEL-001"])
+    ]
+
+
 def test_the_rule_table_speaks_only_in_the_vocabulary() -> None:
     assert {situation for _, situation, _ in RULES} <= set(SITUATIONS)
     assert all(parent is None or parent in SITUATIONS for parent, _ in SITUATIONS.values())

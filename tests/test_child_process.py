@@ -223,3 +223,8 @@ def test_a_call_a_case_gives_up_on_never_fails_the_next_case(tmp_path: Path) -> 
     data = report(path)
     assert outcomes(data) == {"PRV-004": "failed", "PRV-006": "passed"}
     assert 'read {"file_path": "pipe"} blocked for 20 s' in str(case_of(data, "PRV-004")["message"])
+    # The blocked call is a verdict under the rule it broke, not a bare assertion.
+    listed = data["rootCauses"]
+    assert isinstance(listed, list)
+    causes = {c["signature"] for c in listed if isinstance(c, dict)}
+    assert "fs.nonblocking · not-a-file · blocks" in causes, causes

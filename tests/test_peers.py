@@ -44,6 +44,7 @@ SERVER_ARGUMENTS = {
 }  # fmt: skip
 NODE_PEERS = ("gemini_cli",)
 LANGUAGES = {"python", "typescript", "javascript"}
+SUITE_DEFAULTS = {"pausePoints", "tempWritable", "valueCauses"}
 
 # -- the filesystem forbidden -----------------------------------------------------------------
 
@@ -139,7 +140,10 @@ def test_the_committed_reports_describe_the_peer_as_its_manifest_does(folder: st
         harness = report["harness"]
         assert report["complete"], report.get("reason")
         assert (harness["name"], harness["version"]) == (manifest.name, manifest.version)
-        assert harness["options"] == manifest.describe()["options"]
+        declared = manifest.describe()["options"]
+        assert {k: v for k, v in harness["options"].items() if k in declared} == declared
+        # What the manifest leaves out, the report records at the suite's defaults.
+        assert set(harness["options"]) - set(declared) <= SUITE_DEFAULTS
 
 
 # -- replaying the recorded answers -----------------------------------------------------------
@@ -246,24 +250,34 @@ def test_an_mcp_mapping_translates_every_recorded_call_to_the_servers_arguments(
 # -- triage -----------------------------------------------------------------------------------
 
 
-def _failures(folder: str) -> dict[triage.Key, str]:
-    found: dict[triage.Key, str] = {}
+def _causes(folder: str) -> dict[str, triage.Cause]:
+    found: dict[str, triage.Cause] = {}
     for level in ("behaviour", "all"):
         report = json.loads(report_path(DOCS, folder, level).read_text(encoding="utf-8"))
-        found.update(triage.failures(report))
+        found.update(triage.causes(report))
     return found
 
 
 @pytest.mark.parametrize("folder", folders())
-def test_every_behaviour_failure_of_a_peer_is_triaged_and_no_entry_is_orphaned(
+def test_every_behaviour_root_cause_of_a_peer_is_triaged_and_no_entry_is_orphaned(
     folder: str,
 ) -> None:
     entries = triage.index(triage.load(PEERS_DIR / folder / "triage.toml"))
-    failures = _failures(folder)
-    untriaged = sorted(set(failures) - set(entries))
-    orphaned = sorted(set(entries) - set(failures))
+    causes = _causes(folder)
+    untriaged = sorted(set(causes) - set(entries))
+    orphaned = sorted(set(entries) - set(causes))
     assert untriaged == [], f"peers/{folder}/triage.toml has no entry for {untriaged}"
-    assert orphaned == [], f"peers/{folder}/triage.toml has entries for no failure: {orphaned}"
+    assert orphaned == [], f"peers/{folder}/triage.toml has entries for no root cause: {orphaned}"
+
+
+@pytest.mark.parametrize("folder", folders())
+def test_the_behaviour_causes_of_a_behaviour_report_are_the_root_causes_it_lists(
+    folder: str,
+) -> None:
+    report = json.loads(report_path(DOCS, folder, "behaviour").read_text(encoding="utf-8"))
+    listed = [cause["signature"] for cause in report["rootCauses"]]
+    assert list(triage.causes(report)) == listed
+    assert listed, f"{folder}: a behaviour report with no root cause has nothing to triage"
 
 
 @pytest.mark.parametrize("folder", folders())
@@ -271,17 +285,27 @@ def test_every_triage_entry_quotes_its_evidence_with_file_version_and_line(folde
     for entry in triage.load(PEERS_DIR / folder / "triage.toml"):
         # file@version:line of an installed package (the peer or one it depends on).
         assert re.search(r"\S+@\d[\w.]*:\d+", entry.evidence), entry
-        assert entry.signature == "" or ":" in entry.signature
+        for signature in entry.causes:
+            parts = signature.split(" · ")
+            assert parts[0] == "unexplained" or len(parts) == 3, signature
 
 
 def test_a_triage_file_with_an_unknown_verdict_is_one_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "triage.toml"
     path.write_text(
-        '[[entry]]\nfailures = ["GRD-001 x"]\nverdict = "maybe"\nsummary = "s"\nevidence = "e"\n',
+        '[[entry]]\ncauses = ["a · b · c"]\nverdict = "maybe"\nsummary = "s"\nevidence = "e"\n',
         encoding="utf-8",
     )
     with pytest.raises(triage.TriageError, match="verdict 'maybe' is not one of"):
         triage.load(path)
+
+
+def test_a_root_cause_triaged_twice_is_one_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "triage.toml"
+    entry = '[[entry]]\ncauses = ["a · b · c"]\nverdict = "defect"\nsummary = "s"\nevidence = "e"\n'
+    path.write_text(entry + entry, encoding="utf-8")
+    with pytest.raises(triage.TriageError, match="'a · b · c' is triaged twice"):
+        triage.index(triage.load(path))
 
 
 # -- the page and the summary, on the committed reports ---------------------------------------
@@ -296,12 +320,18 @@ def test_the_committed_matrix_has_every_peer_and_both_controls() -> None:
 
 
 def test_every_failed_peer_cell_carries_its_triage_beside_the_verdict() -> None:
-    page = html.unescape((DOCS / "matrix.html").read_text(encoding="utf-8"))
+    pages = {
+        level: html.unescape((DOCS / name).read_text(encoding="utf-8"))
+        for level, name in (("behaviour", "matrix.html"), ("all", "matrix-all.html"))
+    }
     for folder in folders():
-        for entry in triage.load(PEERS_DIR / folder / "triage.toml"):
-            assert f"{entry.verdict}: {entry.summary}" in page or any(
-                f"{entry.verdict} ({rule}): {entry.summary}" in page for _, rule in entry.keys
-            )
+        entries = triage.index(triage.load(PEERS_DIR / folder / "triage.toml"))
+        for level, page in pages.items():
+            report = json.loads(report_path(DOCS, folder, level).read_text(encoding="utf-8"))
+            for signature, cause in triage.causes(report).items():
+                entry = entries[signature]
+                shown = f"{cause.words} ({signature}). {entry.summary} — evidence: {entry.evidence}"
+                assert shown in page, (folder, level, signature)
 
 
 def test_the_text_summary_of_the_committed_reports_has_a_column_per_harness() -> None:

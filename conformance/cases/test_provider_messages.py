@@ -11,11 +11,13 @@ from functools import partial
 import pytest
 
 from conformance.cases import case, needs
+from conformance.causes import signature
 from conformance.client import Client, Result, Session
 from conformance.disk import Disk, permissions_enforced
 from conformance.display import show
+from conformance.rules import cite
 from conformance.spec import Wording, fs
-from conformance.verdict import Judge
+from conformance.verdict import ConformanceFailure, Judge
 
 
 def observe(session: Session, path: str) -> None:
@@ -80,10 +82,20 @@ def _bounded(judge: Judge, call: Callable[[], Result]) -> Result:
     if not box:
         blocked = judge.calls[-1] if judge.calls else None  # recorded before it was sent
         what = "the call" if blocked is None else f"{blocked.tool} {show(blocked.arguments)}"
-        raise AssertionError(
-            f"{what} blocked for 20 s: a FIFO must be opened without blocking "
-            "(SPEC {fs.nonblocking})"
+        # The call's own verdict, under the rule it broke; the case cannot go on (the harness is
+        # still blocked), so no level of it is reported as passed.
+        judge.cut_short = True
+        judge.record(
+            "behaviour",
+            False,
+            f"{what} blocked for 20 s instead of answering; {cite('fs.nonblocking')}",
+            "fs.nonblocking",
+            signature=signature(
+                "fs.nonblocking", None if blocked is None else blocked.situation, "blocks"
+            ),
+            call=None if blocked is None else blocked.index,
         )
+        raise ConformanceFailure(judge.violations)
     return box[0]
 
 

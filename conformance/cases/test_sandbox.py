@@ -15,6 +15,7 @@ from conformance.client import Client, Session
 from conformance.disk import Disk
 from conformance.outcomes import NOT_APPLICABLE
 from conformance.spec import Wording, fs
+from conformance.verdict import Judge
 
 DENIED = fs("FS_SANDBOX_DENIED")
 WORKSPACE_WRITE = "sandbox:workspace-write"
@@ -154,13 +155,14 @@ def test_inside_the_workspace_is_writable(fenced: Session, disk: Disk, w: Wordin
 @case("SBX-011", rules=["sandbox.workspace-write"])
 @needs(options=[WORKSPACE_WRITE])
 def test_a_sibling_whose_name_starts_with_the_roots(
-    fenced: Session, root: Path, w: Wording
+    fenced: Session, root: Path, w: Wording, judge: Judge
 ) -> None:
     """fence a sibling directory whose name merely starts with the workspace's name"""
     sibling = root.parent / f"{root.name}2"
     sibling.mkdir()
     denied(fenced, w, "write", f"../{root.name}2/x.txt", "escaped\n")
-    assert os.listdir(sibling) == []
+    judge.equal(f"the sibling {root.name}2/", sorted(os.listdir(sibling)), [],
+                rule="sandbox.workspace-write")  # fmt: skip
 
 
 @case("SBX-012", rules=["sandbox.workspace-write", "fs.resolve.display"])
@@ -179,10 +181,13 @@ def test_a_root_opened_through_a_symlink(
 
 @case("SBX-013", rules=["sandbox.denied", "sandbox.workspace-write", "tool.changes-only-target"])
 @needs(options=[WORKSPACE_WRITE])
-def test_a_fenced_write_creates_no_parents(fenced: Session, root: Path, w: Wording) -> None:
+def test_a_fenced_write_creates_no_parents(
+    fenced: Session, root: Path, w: Wording, judge: Judge
+) -> None:
     """create no parent directory for a fenced write"""
     denied(fenced, w, "write", "../made/up/deep.txt", "x")
-    assert not (root.parent / "made").exists()
+    made = (root.parent / "made").exists()
+    judge.true(not made, "the directory ../made was created", rule="tool.changes-only-target")
 
 
 @case("SBX-014", rules=["sandbox.temp-writable", "sandbox.writable-roots"])

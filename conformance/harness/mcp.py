@@ -13,7 +13,7 @@ the server is a failed result too; a server that hangs (past ``call_timeout``) o
 connection is gone fails the *call* instead, so a dead server can never pass a case that
 expects a refusal. So does a server that writes a line to stdout that is not an MCP message (a
 ``console.log`` onto the channel): the next call of that session fails and names the line, the
-server's defect.
+server's defect, in a first line that is the same on every call (one root cause).
 
 What the command grants
 -----------------------
@@ -569,11 +569,13 @@ class _Session:
         with self.lock:
             found, self.strays[:] = list(self.strays), []
         if found:
-            more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+            # The first line is the same on every call (the root cause's words); what this call
+            # saw follows on the next.
+            lines = f"{len(found)} line{'s' if len(found) > 1 else ''}"
             raise RuntimeError(
-                f"the MCP server wrote a line to stdout that is not an MCP message (seen by the "
-                f"time {what} answered): {found[0]!r}{more}; MCP's stdio transport carries only "
-                "JSON-RPC messages there (a server logs to stderr)"
+                "the MCP server wrote lines to stdout that are not MCP messages; MCP's stdio "
+                "transport carries only JSON-RPC messages there (a server logs to stderr)\n"
+                f"{lines} by the time {what} answered, the first: {found[0]!r}"
             )
 
 

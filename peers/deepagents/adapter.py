@@ -9,7 +9,6 @@ The adapter only translates (``translate.py``); every check, refusal and word is
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from deepagents.backends import FilesystemBackend
@@ -20,25 +19,15 @@ from langchain_core.output_parsers.openai_tools import parse_tool_call
 from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode
 
-from peers.common import CallIds, log_raw, wire
+from peers.common import Sessions, log_raw, wire
 from peers.deepagents import translate
 from peers.manifest import load
 
-MANIFEST = load("deepagents")
 
-
-class DeepAgents:
+class DeepAgents(Sessions[Any]):
     """The harness behind the contract's ``tools`` capability."""
 
-    def __init__(self) -> None:
-        self._graphs: dict[str, Any] = {}
-        self._lock = threading.Lock()
-        self._ids = CallIds()
-        self._sessions = 0
-
-    def describe(self) -> dict[str, Any]:
-        """Name, version and what it declares, from the manifest."""
-        return MANIFEST.describe()
+    MANIFEST = load("deepagents")
 
     def open_workspace(self, root: str, options: Any) -> str:
         """One middleware over one backend rooted at the workspace."""
@@ -51,15 +40,11 @@ class DeepAgents:
         graph.add_node("tools", node)
         graph.add_edge(START, "tools")
         graph.add_edge("tools", END)
-        with self._lock:
-            self._sessions += 1
-            session = f"ws_{self._sessions}"
-            self._graphs[session] = graph.compile()
-        return session
+        return self._add_session(graph.compile())
 
     def call_tool(self, session: str, name: str, arguments: Any) -> dict[str, Any]:
         """One tool call, as the model would make it; the answer as the model would see it."""
-        graph = self._graphs[session]
+        graph = self._workspace(session)
         call_id = self._ids.next(session)
         if isinstance(arguments, str):
             # Raw text from the model is parsed as langchain parses a model's tool call.
@@ -76,12 +61,6 @@ class DeepAgents:
         message = translate.message_of(answer.content, answer.status)
         log_raw(session, call_id, call, message)
         return translate.result(call_id, message)
-
-    def close_workspace(self, session: str) -> None:
-        """Forget the session."""
-        with self._lock:
-            self._graphs.pop(session, None)
-        self._ids.forget(session)
 
 
 harness = DeepAgents

@@ -11,7 +11,6 @@ sentence (agent.py@1.58.2:1376, 1442, 1541). The adapter only translates (``tran
 from __future__ import annotations
 
 import json
-import threading
 from typing import Any
 
 from openhands.sdk.agent.utils import fix_malformed_tool_arguments, parse_tool_call_arguments
@@ -23,25 +22,15 @@ from openhands.tools.file_editor.definition import (
 from openhands.tools.file_editor.impl import FileEditorExecutor
 from pydantic import ValidationError
 
-from peers.common import CallIds, log_raw
+from peers.common import Sessions, log_raw
 from peers.manifest import load
 from peers.openhands import translate
 
-MANIFEST = load("openhands")
 
-
-class OpenHandsEditor:
+class OpenHandsEditor(Sessions[FileEditorTool]):
     """The harness behind the contract's ``tools`` capability."""
 
-    def __init__(self) -> None:
-        self._tools: dict[str, FileEditorTool] = {}
-        self._lock = threading.Lock()
-        self._ids = CallIds()
-        self._sessions = 0
-
-    def describe(self) -> dict[str, Any]:
-        """Name, version and what it declares, from the manifest."""
-        return MANIFEST.describe()
+    MANIFEST = load("openhands")
 
     def open_workspace(self, root: str, options: Any) -> str:
         """One editor tool whose executor works in the workspace."""
@@ -51,15 +40,11 @@ class OpenHandsEditor:
             description="",
             executor=FileEditorExecutor(workspace_root=root),
         )
-        with self._lock:
-            self._sessions += 1
-            session = f"ws_{self._sessions}"
-            self._tools[session] = tool
-        return session
+        return self._add_session(tool)
 
     def call_tool(self, session: str, name: str, arguments: Any) -> dict[str, Any]:
         """One tool call through the agent's steps; the observation as the model sees it."""
-        tool = self._tools[session]
+        tool = self._workspace(session)
         call_id = self._ids.next(session)
         raw = arguments if isinstance(arguments, str) else None
         if raw is not None:
@@ -101,12 +86,6 @@ class OpenHandsEditor:
             return {"texts": [f"Error executing tool '{tool.name}': {exc}"], "isError": True}
         texts = [getattr(block, "text", "") for block in observation.to_llm_content]
         return {"texts": texts, "isError": bool(observation.is_error)}
-
-    def close_workspace(self, session: str) -> None:
-        """Forget the session."""
-        with self._lock:
-            self._tools.pop(session, None)
-        self._ids.forget(session)
 
 
 harness = OpenHandsEditor
