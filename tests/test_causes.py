@@ -358,6 +358,14 @@ FIXTURES: dict[str, set[str]] = {
 }
 
 
+# A race the suite cannot drive: the fixture offers no pause point, so GRD-025 races its two
+# edits ten times at once and shows the lost edit only in the runs where the scheduler let the
+# two overlap. Such a cause may be shown, never required, and nothing else may be.
+RACED: dict[str, set[str]] = {
+    "loses_concurrent_edits": {"fs.cas.one-winner · GRD-025 · check-failed"},
+}
+
+
 @pytest.fixture(scope="module")
 def fixture_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, JsonObject]]:
     """Run the suite once on every fixture (two at a time): its output and JSON report."""
@@ -383,7 +391,7 @@ def test_each_fixture_shows_exactly_its_root_causes(
     assert isinstance(causes, list), output[-3000:]
     shown = [str(cause["signature"]) for cause in causes]
     assert len(shown) == len(set(shown)), shown
-    assert set(shown) == FIXTURES[name], shown
+    assert set(shown) - RACED.get(name, set()) == FIXTURES[name], shown
     for cause in causes:  # each is named once in the summary, with its words and rule
         line = f"{cause['words']} — {{{cause['rule']}}}"
         assert sum(line in text for text in output.splitlines()) == 1, line

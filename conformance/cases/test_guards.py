@@ -373,10 +373,12 @@ def _lost(judge: Judge, round_: int, name: str, outcomes: list[Result], labels: 
 
 @case("GRD-025", rules=["fs.cas.one-winner", "proto.concurrent"])
 def test_concurrent_guarded_edits(
-    open_session: Callable[..., Session], disk: Disk, judge: Judge
+    open_session: Callable[..., Session], disk: Disk, judge: Judge, client: Client
 ) -> None:
     """let exactly one of two guarded edits based on the same version succeed: no edit is lost"""
-    for round_ in range(10):
+    # Driven where the harness offers the pause point after its checks; raced otherwise.
+    paused = client.profile.has("pause") and client.profile.supports("pausePoints", "checked")
+    for round_ in range(1 if paused else 10):
         name = f"shared{round_}.txt"
         disk.write(name, "first = 1\nsecond = 2\n")
         disk.backdate(name)
@@ -384,8 +386,9 @@ def test_concurrent_guarded_edits(
         for one in sessions:
             observe(one, name)
         # Each edit changes its own line, so a lost edit shows in the bytes, not only the flag.
-        outcomes = _at_once([partial(sessions[0].edit, name, "first = 1", "first = A"),
-                             partial(sessions[1].edit, name, "second = 2", "second = B")])  # fmt: skip
+        edits: list[Callable[[], Result]] = [partial(sessions[0].edit, name, "first = 1", "first = A"),
+                 partial(sessions[1].edit, name, "second = 2", "second = B")]  # fmt: skip
+        outcomes = _paused_race(sessions[0], *edits) if paused else _at_once(edits)
         labels = ['the edit "first = 1" → "first = A"', 'the edit "second = 2" → "second = B"']
         contents = [b"first = A\nsecond = 2\n", b"first = 1\nsecond = B\n"]
         _lost(judge, round_, name, outcomes, labels, contents, disk.read(name),
@@ -414,7 +417,8 @@ def test_a_race_through_a_symlink_alias(
         observe(second, alias)
         contents = [b"through the name\n", b"through the alias\n"]
         if paused:
-            outcomes = _paused_race(first, second, name, alias)
+            outcomes = _paused_race(first, partial(first.write, name, "through the name\n"),
+                                    partial(second.write, alias, "through the alias\n"))  # fmt: skip
         else:
             outcomes = _at_once([partial(first.write, name, "through the name\n"),
                                  partial(second.write, alias, "through the alias\n")])  # fmt: skip
@@ -424,40 +428,42 @@ def test_a_race_through_a_symlink_alias(
 
 
 ALIAS_WAIT_S = 1.0
-"""How long the alias writer gets while the other write is paused after its checks."""
+"""How long the second writer gets while the first mutation is paused after its checks."""
 
 
-def _paused_race(first: Session, second: Session, name: str, alias: str) -> list[Result]:
-    """``first`` writes and pauses after its checks; meanwhile ``second`` writes through the alias.
+def _paused_race(
+    first: Session, mutate_first: Callable[[], Result], mutate_second: Callable[[], Result]
+) -> list[Result]:
+    """``first``'s mutation pauses after its checks; meanwhile the second one runs.
 
-    A harness that excludes the alias writer makes it wait until ``first`` is published; the
+    A harness that excludes the second writer makes it wait until the first is published; the
     wait is bounded so that such a harness costs at most ``ALIAS_WAIT_S``. Only the outcomes are
-    judged, never the time: a harness that let the alias writer through shows two winners.
+    judged, never the time: a harness that let the second writer through shows two winners.
     """
     box: list[Result] = []
     done = threading.Event()
     failures: list[BaseException] = []
 
-    def through_the_alias() -> None:
+    def the_second() -> None:
         try:
-            box.append(second.write(alias, "through the alias\n"))
+            box.append(mutate_second())
         except BaseException as exc:  # surfaced on the case's own thread below
             failures.append(exc)
         finally:
             done.set()
 
-    worker = threading.Thread(target=through_the_alias, daemon=True)
+    worker = threading.Thread(target=the_second, daemon=True)
 
     def meanwhile() -> None:
         worker.start()
         done.wait(ALIAS_WAIT_S)
 
     with first.paused("checked", meanwhile) as pause:
-        result = first.write(name, "through the name\n")
+        result = mutate_first()
     if pause.fired:
         worker.join()
-    else:  # refused before its checks passed: the alias writer simply goes second
-        through_the_alias()
+    else:  # refused before its checks passed: the second writer simply goes second
+        the_second()
     if failures:
         raise failures[0]
     return [result, box[0]]
