@@ -29,6 +29,7 @@ is escaped, so what cannot be seen is not lost.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import posixpath
@@ -264,8 +265,7 @@ def _clip(value: object, budget: int) -> object:
     if isinstance(value, str):
         return value[:budget] if len(value) > budget else value
     if isinstance(value, Mapping):
-        items = list(value.items())[:budget]
-        return {k: _clip(v, budget) for k, v in items}
+        return {k: _clip(v, budget) for k, v in itertools.islice(value.items(), budget)}
     if isinstance(value, list | tuple):
         return [_clip(v, budget) for v in value[:budget]]
     return value

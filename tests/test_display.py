@@ -128,6 +128,28 @@ def test_a_long_value_is_cut_and_a_string_stays_a_string() -> None:
     assert display.show(list(range(100)), 12) == "[0, 1, 2, 3…"
 
 
+def test_a_value_cut_before_it_is_shown_reads_as_the_whole_one_cut(places: Path) -> None:
+    # show() cuts long values before escaping and renaming them; what a verdict reads must be
+    # exactly what the whole value would give, paths named and hidden characters escaped.
+    root = str(places)
+    values: list[object] = [
+        f"{root}/a.txt\u200b" * 5000,
+        {"file_path": f"{root}/b.txt", "content": "é\x00" * 100_000},
+        [f"{places.parent}/outside/t.txt"] * 3000,
+        "x" * 1_000_000,
+    ]
+    for value in values:
+        whole = display._json(value)
+        for limit in (12, 160, 200):
+            shown = display.show(value, limit)
+            assert len(whole) > limit
+            assert shown.endswith("…")
+            assert len(shown) <= limit + 1
+            body = shown[:-1].removesuffix('"') if shown.startswith('"') else shown[:-1]
+            assert whole.startswith(body), (shown, whole[:limit])
+            assert root not in shown
+
+
 # -- differences --------------------------------------------------------------------------------
 
 
