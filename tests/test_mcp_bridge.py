@@ -401,8 +401,8 @@ def test_a_command_that_cannot_start_is_one_line(tmp_path: Path) -> None:
 # -- the suite, through --harness-mcp -----------------------------------------------------------
 
 
-# Each workspace is a server process (the SDK alone takes ~0.6 s to start), so the suite is run
-# on the areas a file-tools server is about: the guard, the dead end, and read output.
+# Each workspace is a server process, so the suite is run on the areas a file-tools server is
+# about: the guard, the dead end, and read output.
 SELECTION = "GRD or DEL or RD- or TAX-001"
 
 
