@@ -18,13 +18,17 @@ EXAMPLE = REPO / "examples" / "implementer"
 
 
 def nox(example: Path, envdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run the example's noxfile as shipped: it installs the suite from the checkout around it."""
+    """Run the example's noxfile as shipped: it installs the suite from the checkout around it.
+
+    ``-R`` reuses a session's virtualenv without installing into it again, as a developer runs
+    nox between edits: the suite's copy does not change here, and the harness is editable.
+    """
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)  # the sessions must find everything in their own virtualenvs
     env.pop("HARNESS_CONFORMANCE_SOURCE", None)
     return subprocess.run(
         [sys.executable, "-m", "nox", "-f", "noxfile.py", "--envdir", str(envdir),
-         "--reuse-existing-virtualenvs", *args],
+         "-R", *args],
         cwd=example, env=env, capture_output=True, text=True, check=False,
     )  # fmt: skip
 
