@@ -33,6 +33,7 @@ from conformance import display, hookspecs, outcomes
 from conformance.baseline import Baseline, BaselineError
 from conformance.basetemp import HARNESS_CWD, HARNESS_TMP, BaseTempError, RunBase, default_base
 from conformance.client import Client
+from conformance.failures import OwnWords
 from conformance.harness.contract import Profile
 from conformance.harness.loading import (
     DEFAULT_HARNESS,
@@ -430,6 +431,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[STATE] = state
     config.pluginmanager.register(state.recorder, "conformance-recorder")
     config.pluginmanager.register(outcomes, "conformance-outcomes")
+    config.pluginmanager.register(OwnWords(own_words), "conformance-own-words")
     directory = config.getoption("conformance_snapshots")
     ConformanceSnapshots.directory = (
         Path(directory).resolve() if directory else default_snapshot_dir()
@@ -825,8 +827,7 @@ def pytest_runtest_makereport(
             # outcome and the report's last lines already say so.
             report.outcome, report.longrepr = "passed", None
             return report
-        # The harness could not be reached: one line, not the suite's traceback.
-        report.longrepr = scrub(display.text(f"{case_id}: {error}"))
+        report.longrepr = own_words(item, call)
     skipped = report.skipped and not hasattr(report, "wasxfail")
     if report.when == "call" and judge is not None and not skipped:
         failed = report.failed or (report.skipped and hasattr(report, "wasxfail"))
@@ -856,9 +857,26 @@ def pytest_runtest_makereport(
             and excinfo is not None
             and isinstance(excinfo.value, ConformanceFailure)
         ):
-            # The verdict is the failure: sentences, then the calls; no traceback of ours.
-            report.longrepr = scrub(verdict_text(case_id, excinfo.value, judge))
+            report.longrepr = own_words(item, call)
     return report
+
+
+def own_words(item: pytest.Item, call: pytest.CallInfo[None]) -> str | None:
+    """The words a failed phase of a case is reported in where the suite words it, else ``None``.
+
+    A harness that could not be reached: one line. A verdict: its sentences, then the calls.
+    Never the suite's own traceback (``conformance.failures`` makes such reports directly).
+    """
+    case_id = _case_id(item) if call.excinfo is not None and _is_case(item) else None
+    if call.excinfo is None or case_id is None:
+        return None
+    error = call.excinfo.value
+    if call.when in ("setup", "teardown") and isinstance(error, HarnessCallError):
+        return scrub(display.text(f"{case_id}: {error}"))
+    judge = item.config.stash[STATE].judges.get(item.nodeid)
+    if call.when != "teardown" and judge is not None and isinstance(error, ConformanceFailure):
+        return scrub(verdict_text(case_id, error, judge))
+    return None
 
 
 def data_of(report: pytest.TestReport) -> dict[str, Any]:
