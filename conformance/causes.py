@@ -68,6 +68,9 @@ DEVIATIONS: Final[dict[str, str]] = {
     "other-files-changed": "changes files other than its target",
     "harness-dir-files": "creates files in the harness's temporary or working directory",
     "text-differs": "shows the model other text",
+    "remedy-extra": "shows the model the recovery instruction once more than the spec says",
+    "remedy-missing": "shows the model a refusal without its recovery instruction",
+    "parts-reordered": "shows the model the parts of its text in another order",
     "code-differs": "carries another structured error",
     "check-failed": "fails the case's check",
     "blocks": "blocks instead of answering",
@@ -115,6 +118,116 @@ def rule_for(tool: str, situation: str | None, expected: str, deviation: str, ci
 def signature(rule: str, situation: str | None, deviation: str) -> str:
     """``policy.write-intent · existing-read · refused-instead-of-accepted``."""
     return f"{rule} · {situation or 'any'} · {deviation}"
+
+
+# -- wording: the shape of a wrong text, the pair of a wrong code ---------------------------
+
+SHAPE_RULES: Final[dict[str, str]] = {
+    "remedy-extra": "remedy.once",
+    "remedy-missing": "remedy.texts",
+    "parts-reordered": "args.order",
+}
+"""A text's shape of difference that is the same defect in every case → the rule it breaks.
+
+Only a shape that names what is wrong on its own is listed: any other wrong text keeps the rule
+its case cited and the situation of its call, so two different wrong texts never merge.
+"""
+
+
+def text_shape(actual: str, expected: str, remedies: Iterable[str]) -> str:
+    """``remedy-extra`` (the expected text with one recovery instruction more),
+    ``remedy-missing`` (with one less), ``parts-reordered`` (the same ``; ``-joined parts after
+    the same ``…: `` lead, in another order: violations of a tool's arguments), else
+    ``text-differs``."""
+    for remedy in remedies:
+        if remedy and _one_less(actual, remedy) == expected:
+            return "remedy-extra"
+        if remedy and _one_less(expected, remedy) == actual:
+            return "remedy-missing"
+    same = next((i for i, (a, b) in enumerate(zip(actual, expected, strict=False)) if a != b),
+                min(len(actual), len(expected)))  # fmt: skip
+    lead = actual[: actual.rfind(": ", 0, same) + 2] if ": " in actual[:same] else ""
+    mine, theirs = actual[len(lead) :].split("; "), expected[len(lead) :].split("; ")
+    if lead and len(theirs) > 1 and mine != theirs and sorted(mine) == sorted(theirs):
+        return "parts-reordered"
+    return "text-differs"
+
+
+def _one_less(text: str, part: str) -> str | None:
+    """``text`` without one occurrence of ``part`` (its last), or None when it has none."""
+    at = text.rfind(part)
+    return None if at < 0 else text[:at] + text[at + len(part) :]
+
+
+def text_signature(
+    rule: str, situation: str | None, actual: str, expected: str, remedies: Iterable[str]
+) -> str:
+    """The signature of a wrong text: its shape's where the shape names the defect, else the
+    case's rule in the call's situation."""
+    return shape_signature(actual, expected, remedies) or signature(rule, situation, "text-differs")
+
+
+def shape_signature(actual: str, expected: str, remedies: Iterable[str]) -> str | None:
+    """``remedy.once · any · remedy-extra`` where a text's shape names its defect, else None."""
+    shape = text_shape(actual, expected, remedies)
+    return signature(SHAPE_RULES[shape], "any", shape) if shape in SHAPE_RULES else None
+
+
+_REMEDIED_CODES: Final = frozenset({"FS_STALE_VERSION", "FS_NOT_OBSERVED"})
+
+
+def code_signature(
+    rule: str,
+    situation: str | None,
+    tool: str | None,
+    actual: tuple[str, str] | None,
+    expected: tuple[str, str] | None,
+) -> str:
+    """The signature of a wrong structured error, keyed by what was expected and what came
+    (``tool.error.plain · none→UNKNOWN · code-differs``), with the rule from that pair: a plain
+    exception's result carries none (``tool.error.plain``), a harness error's carries one
+    (``tool.error.structured``), a guarded refusal of ``write``/``edit`` carries the remedied
+    error's unchanged code (``remedy.code``). Any other pair keeps the case's rule."""
+    pair = f"{_code_word(expected, actual)}→{_code_word(actual, expected)}"
+    if expected is None:
+        return signature("tool.error.plain", pair, "code-differs")
+    if actual is None:
+        return signature("tool.error.structured", pair, "code-differs")
+    remedied = tool in _MUTATIONS or rule == "remedy.code"  # a remedy's own check says so
+    if remedied and expected[1] in _REMEDIED_CODES and actual[1] != expected[1]:
+        return signature("remedy.code", pair, "code-differs")
+    return signature(rule, situation, "code-differs")
+
+
+def loop_error_signature(
+    tool: str | None, actual: Json, expected: Json, cited: str, situation: str | None = None
+) -> str | None:
+    """The signature of a loop ``tool/result`` event whose structured error differs from the
+    expected one (``{"name", "code"}`` or absent), else None. An event without the error its
+    result had breaks ``loop.result-error`` whatever the code; any other pair is judged as a
+    call's (``code_signature``), so the loop and the direct call show one cause."""
+    got, want = error_pair(actual), error_pair(expected)
+    if got == want:
+        return None
+    if got is None:
+        return signature("loop.result-error", "error→none", "code-differs")
+    return code_signature(cited, situation, tool, got, want)
+
+
+def error_pair(error: Json) -> tuple[str, str] | None:
+    """``{"name", "code"}`` as a pair, or None for no (or a malformed) structured error."""
+    if not isinstance(error, dict):
+        return None
+    return str(error.get("name")), str(error.get("code"))
+
+
+def _code_word(error: tuple[str, str] | None, other: tuple[str, str] | None) -> str:
+    """A code as a pair shows it: the code, or the name where the codes agree."""
+    if error is None:
+        return "none"
+    if other is not None and other[1] == error[1]:
+        return error[0]
+    return error[1]
 
 
 # -- the situation a call meets -----------------------------------------------------------
@@ -253,6 +366,9 @@ class RootCause:
             return f"{tools} {does}"
         if deviation == "check-failed":
             return f"{situation}: its check of {{{rule}}} fails"
+        if deviation == "code-differs" and "→" in situation:
+            want, got = situation.split("→", 1)
+            return f"{tools} carries {_error_words(got)} where {_error_words(want)} is expected"
         about = SITUATIONS.get(situation, (None, situation))[1]
         return f"{tools} of {about} {does}"
 
@@ -265,6 +381,10 @@ class RootCause:
             "required": self.required,
             "cases": list(self.cases),
         }
+
+
+def _error_words(word: str) -> str:
+    return {"none": "no structured error", "error": "the structured error"}.get(word, word)
 
 
 @dataclass
@@ -286,7 +406,9 @@ _CALL_FAILED: Final = re.compile(r"call_tool\(.*\) failed in the harness: ")
 _SET_UP: Final = re.compile(r"^\[setup\] [A-Z]+-\d+: (?=call_tool\()")
 """A case whose set-up call failed in the harness: the same words as that call's verdict."""
 _REFUSED: Final = "refused-instead-of-accepted"
-_WORDING: Final = frozenset({"text-differs", "code-differs"})
+_TEXTS: Final = frozenset({"text-differs", *SHAPE_RULES})
+"""Deviations of a call's text (its wrong structured error is part of the same answer)."""
+_WORDING: Final = frozenset({*_TEXTS, "code-differs"})
 _OFF_SCRIPT: Final = frozenset(
     {_REFUSED, "accepted-instead-of-refused", "refused-and-changed", "bytes-differ", "not-written"}
 )
@@ -409,7 +531,7 @@ def _case_signatures(
     texts: dict[int, str] = {}
     for verdict in verdicts:
         sig, index = verdict.get("signature"), verdict.get("call")
-        if isinstance(sig, str) and isinstance(index, int) and sig.endswith(" · text-differs"):
+        if isinstance(sig, str) and isinstance(index, int) and sig.rsplit(" · ", 1)[-1] in _TEXTS:
             texts.setdefault(index, sig)
     for verdict in verdicts:
         sig, index = verdict.get("signature"), verdict.get("call")

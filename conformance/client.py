@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Final, cast
 
 from conformance import display, scenarios
-from conformance.causes import Observations, rule_for, signature
+from conformance.causes import Observations, code_signature, rule_for, signature, text_signature
 from conformance.harness.contract import (
     PROTOCOL_METHODS_OF,
     ContractError,
@@ -69,6 +69,8 @@ class Result:
     judge: Judge | None
     profile: Profile
     after: Snapshot = field(default_factory=dict)
+    remedies: tuple[str, ...] = ()
+    """The recovery instructions of the harness's wording, to name a wrong text's shape."""
 
     @property
     def what(self) -> str:
@@ -174,7 +176,9 @@ class Result:
                 ),
                 rule,
                 RANK_TEXT,
-                signature=signature(rule, self.record.situation, "text-differs"),
+                signature=text_signature(
+                    rule, self.record.situation, self.text, expected, self.remedies
+                ),
                 call=self.record.index,
             )
         return self
@@ -190,7 +194,8 @@ class Result:
                 return f"{self.what} carried {got} where {want} was expected; {cite(rule)}"
 
             judge.record("wording", self.error == expected, sentence, rule, RANK_CODE,
-                         signature=signature(rule, self.record.situation, "code-differs"),
+                         signature=code_signature(rule, self.record.situation, self.record.tool,
+                                                  self.error, expected),
                          call=self.record.index)  # fmt: skip
         return self
 
@@ -451,7 +456,7 @@ class Session:
             self.observations.after(name, path, is_error)
         return Result(
             result, call_id, text, is_error, error, blocks, record, changes, judge, client.profile,
-            after,
+            after, client.wording.remedies(),
         )  # fmt: skip
 
     def read(self, path: str, **extra: Json) -> Result:

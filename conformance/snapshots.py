@@ -182,9 +182,12 @@ def transcript_difference(name: str, records: Sequence[JsonObject], root: str) -
     return f"the transcript has {counts[0]} records where {counts[1]} are pinned"
 
 
-def first_different_result(name: str, records: Sequence[JsonObject], root: str) -> int | None:
+def first_different_result(
+    name: str, records: Sequence[JsonObject], root: str
+) -> tuple[int, str, str] | None:
     """Which result (from 0, in order) holds the first difference ``transcript_difference``
-    names, or None when that difference is not in a tool result."""
+    names, with its text and the pinned one (both normalized); None when that difference is
+    not in a tool result."""
     pinned = _pinned(ConformanceSnapshots.directory, name)
     if pinned is None:
         return None
@@ -199,7 +202,31 @@ def first_different_result(name: str, records: Sequence[JsonObject], root: str) 
         for line in ours.splitlines()
         if line.strip() and json.loads(line).get("type") == "tool/result"
     ]
-    return ids.index(call_id) if call_id in ids else None
+    if call_id not in ids:
+        return None
+    return ids.index(call_id), mine.get(where, ""), theirs.get(where, "")
+
+
+def first_different_error(
+    name: str, records: Sequence[JsonObject], root: str
+) -> tuple[int, Json, Json] | None:
+    """Which result (from 0, in order) first carries another structured error than the pinned
+    transcript's, with both (None where absent); None where the results differ in number or
+    every error agrees."""
+    pinned = _pinned(ConformanceSnapshots.directory, name)
+    if pinned is None:
+        return None
+    mine, theirs = _result_errors(render(normalize(records, root))), _result_errors(pinned)
+    if len(mine) != len(theirs):
+        return None
+    return next(
+        ((i, a, b) for i, (a, b) in enumerate(zip(mine, theirs, strict=True)) if a != b), None
+    )
+
+
+def _result_errors(transcript: str) -> list[Json]:
+    events = [json.loads(line) for line in transcript.splitlines() if line.strip()]
+    return [e.get("data", {}).get("error") for e in events if e.get("type") == "tool/result"]
 
 
 # -- the old → new diff of model-visible strings --------------------------------------------

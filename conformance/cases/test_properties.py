@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from conformance import spec
 from conformance.cases import case, needs
+from conformance.causes import code_signature
 from conformance.client import Client, Session
 from conformance.display import show
 from conformance.harness.contract import Json, JsonObject
@@ -65,8 +66,11 @@ def test_remedy_for_every_fs_error(client: Client, judge: Judge, message: str, c
         )
         return
     described = client.inspect(str(ref.get("handle")))
-    judge.equal(f"remediate of an {code} FsError gave (same, name, code)", (same, described["name"], described["code"]),
-                (False, "FsError", code), rule="remedy.code")  # fmt: skip
+    got = (str(described["name"]), str(described["code"]))
+    judge.equal(f"remediate of an {code} FsError gave (same, name, code)", (same, *got),
+                (False, "FsError", code), rule="remedy.code",
+                signature=code_signature("remedy.code", None, None, got, ("FsError", code))
+                if got != ("FsError", code) else None)  # fmt: skip
     judge.equal(f"the remedied {code} message", described["message"], message + client.wording(GUARDED[code]),
                 rule="remedy.stale" if code == "FS_STALE_VERSION" else "remedy.not-observed", level="wording")  # fmt: skip
     judge.equal(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from conformance.cases import case, needs
+from conformance.causes import code_signature, shape_signature
 from conformance.client import Client, Session
 from conformance.disk import Disk
 from conformance.display import show
@@ -57,8 +58,9 @@ def test_remedy_keeps_the_code(client: Client, judge: Judge) -> None:
     for code in GUARDED:
         ref, _ = client.remediate({"handle": client.error("FsError", "m", code=code)})
         described = client.inspect(str(ref.get("handle")))
-        judge.equal(f"the remedied {code} error's name and code", (described["name"], described["code"]),
-                    ("FsError", code), rule="remedy.code")  # fmt: skip
+        got = (str(described["name"]), str(described["code"]))
+        judge.equal(f"the remedied {code} error's name and code", got, ("FsError", code), rule="remedy.code",
+                    signature=code_signature("remedy.code", None, None, got, ("FsError", code)))  # fmt: skip
 
 
 @case("REM-004", rules=["remedy.cause"])
@@ -215,8 +217,12 @@ def test_the_provider_message_behind_a_remedy_is_bare(session: Session, disk: Di
         return
     described = client.inspect(handle)
     cause = described["cause"] or {}
-    judge.equal("the provider error behind the remedy has the message", cause.get("message"),
-                w("fs.exists_unread", p=disk.display("a.txt")), rule="fs.msg.no-remedy", level="wording")  # fmt: skip
+    bare, message = w("fs.exists_unread", p=disk.display("a.txt")), cause.get("message")
+    # A recovery instruction in it is the defect the model-facing texts show: one cause.
+    sig = shape_signature(message, bare, w.remedies()) if isinstance(message, str) else None
+    judge.equal("the provider error behind the remedy has the message", message, bare,
+                rule="fs.msg.no-remedy", level="wording", signature=sig,
+                call=result.record.index if sig else None)  # fmt: skip
     judge.equal("the provider error behind the remedy has the code", cause.get("code"),
                 "FS_NOT_OBSERVED", rule="remedy.cause")  # fmt: skip
 
