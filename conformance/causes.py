@@ -39,6 +39,10 @@ SITUATIONS: Final[dict[str, tuple[str | None, str]]] = {
     "existing-unread": (None, "an existing file the session never read"),
     "existing-read": (None, "a file the session read (or wrote), unchanged since"),
     "read-via-alias": ("existing-read", "a file the session read under another spelling"),
+    "trailing-slash": (
+        "read-via-alias",
+        "a file the session read, spelled with a trailing slash",
+    ),
     "after-failed-read": ("existing-read", "a file the session read, after a later read failed"),
     "changed-since-read": (None, "a file changed by someone else since the session read it"),
     "rewritten-same-size": (
@@ -54,6 +58,10 @@ SITUATIONS: Final[dict[str, tuple[str | None, str]]] = {
     "outside-root": (None, "a path outside the workspace root"),
     "symlink-outside": ("outside-root", "a path inside the root whose symlink leads outside it"),
     "spelled-with-dotdot": (None, "a path inside the root spelled with a '..' segment"),
+    "root-via-symlink": (
+        None,
+        "a path in a workspace-write sandbox whose root was opened through a symlink",
+    ),
     "unguarded": ("existing-read", "a file in a session opened without the observation policy"),
     "any": (None, "any file"),
 }
@@ -94,6 +102,8 @@ RULES: Final[dict[tuple[str, str, str], str]] = {
     **{(t, "deleted-since-read", "refused"): "policy.dead-end" for t in _MUTATIONS},
     **{(t, "unguarded", "accepted"): "policy.off" for t in _MUTATIONS},
     **{(t, "spelled-with-dotdot", "accepted"): "fs.resolve.display" for t in ("read", *_MUTATIONS)},
+    **{(t, "trailing-slash", "accepted"): "fs.resolve.display" for t in ("read", *_MUTATIONS)},
+    **{(t, "root-via-symlink", "accepted"): "sandbox.workspace-write" for t in _MUTATIONS},
     ("read", "outside-root", "accepted"): "sandbox.reads",
     ("read", "symlink-outside", "accepted"): "sandbox.reads",
 }  # fmt: skip
@@ -120,6 +130,39 @@ def signature(rule: str, situation: str | None, deviation: str) -> str:
     return f"{rule} · {situation or 'any'} · {deviation}"
 
 
+SUBJECTS: Final[dict[str, str]] = {
+    # word: the defect in words, for a check that judges no call
+    "passthrough-copied": "remediate returns another object where it must return the same one",
+    "remedied-cause-lost": "a remedied error does not have the original error as its cause",
+    "history-error": "derive_messages puts a structured error into the model's history",
+    "to-error-uncoded": "to_error of a value that is not an error gives no HarnessError UNKNOWN",
+    "failure-uncoded": "an error event of a failure without a code of its own has no code UNKNOWN",
+}
+"""What a case's own check (no call) found, where the same check in several cases is the same
+defect: ``<rule> · <subject> · check-failed`` is one cause across those cases. A check that
+names none of these stays a cause of its case."""
+
+
+def subject_signature(rule: str, subject: str) -> str:
+    """``remedy.passthrough · passthrough-copied · check-failed``."""
+    if subject not in SUBJECTS:
+        raise KeyError(f"no subject {subject!r} in conformance.causes.SUBJECTS")
+    return signature(rule, subject, "check-failed")
+
+
+def passthrough_copied(copy: bool) -> str | None:
+    """A value remediate gave back as a copy (another object saying the same): one defect in
+    every check that passes a value through; anything else it gave back stays its case's."""
+    return subject_signature("remedy.passthrough", "passthrough-copied") if copy else None
+
+
+def to_error_uncoded(same: object, code: object) -> str | None:
+    """A value to_error wrapped without the code UNKNOWN: one defect in every such check."""
+    if same is False and code != "UNKNOWN":
+        return subject_signature("err.to-error.value", "to-error-uncoded")
+    return None
+
+
 # -- wording: the shape of a wrong text, the pair of a wrong code ---------------------------
 
 SHAPE_RULES: Final[dict[str, str]] = {
@@ -134,12 +177,12 @@ its case cited and the situation of its call, so two different wrong texts never
 """
 
 
-def text_shape(actual: str, expected: str, remedies: Iterable[str]) -> str:
+def text_shape(actual: str, expected: str, remedies: Mapping[str, str]) -> str:
     """``remedy-extra`` (the expected text with one recovery instruction more),
     ``remedy-missing`` (with one less), ``parts-reordered`` (the same ``; ``-joined parts after
     the same ``…: `` lead, in another order: violations of a tool's arguments), else
     ``text-differs``."""
-    for remedy in remedies:
+    for remedy in remedies.values():
         if remedy and _one_less(actual, remedy) == expected:
             return "remedy-extra"
         if remedy and _one_less(expected, remedy) == actual:
@@ -160,14 +203,14 @@ def _one_less(text: str, part: str) -> str | None:
 
 
 def text_signature(
-    rule: str, situation: str | None, actual: str, expected: str, remedies: Iterable[str]
+    rule: str, situation: str | None, actual: str, expected: str, remedies: Mapping[str, str]
 ) -> str:
     """The signature of a wrong text: its shape's where the shape names the defect, else the
     case's rule in the call's situation."""
     return shape_signature(actual, expected, remedies) or signature(rule, situation, "text-differs")
 
 
-def shape_signature(actual: str, expected: str, remedies: Iterable[str]) -> str | None:
+def shape_signature(actual: str, expected: str, remedies: Mapping[str, str]) -> str | None:
     """``remedy.once · any · remedy-extra`` where a text's shape names its defect, else None."""
     shape = text_shape(actual, expected, remedies)
     return signature(SHAPE_RULES[shape], "any", shape) if shape in SHAPE_RULES else None
@@ -176,31 +219,48 @@ def shape_signature(actual: str, expected: str, remedies: Iterable[str]) -> str 
 _REMEDIED_CODES: Final = frozenset({"FS_STALE_VERSION", "FS_NOT_OBSERVED"})
 
 
+def carries_remedy(text: str, code: str, remedies: Mapping[str, str]) -> bool:
+    """Whether ``text`` ends with the recovery instruction of ``code`` (and of no other)."""
+    own = remedies.get(code)
+    others = [r for c, r in remedies.items() if c != code and r and r != own]
+    return bool(own) and text.endswith(own or "") and not any(text.endswith(r) for r in others)
+
+
 def code_signature(
     rule: str,
     situation: str | None,
     tool: str | None,
     actual: tuple[str, str] | None,
     expected: tuple[str, str] | None,
+    *,
+    remedied: bool = False,
 ) -> str:
     """The signature of a wrong structured error, keyed by what was expected and what came
     (``tool.error.plain · none→UNKNOWN · code-differs``), with the rule from that pair: a plain
     exception's result carries none (``tool.error.plain``), a harness error's carries one
-    (``tool.error.structured``), a guarded refusal of ``write``/``edit`` carries the remedied
-    error's unchanged code (``remedy.code``). Any other pair keeps the case's rule."""
+    (``tool.error.structured``), and a guarded refusal of ``write``/``edit`` whose text carries
+    the expected code's own recovery instruction (``remedied``: the remedy ran for that code)
+    carries the remedied error's unchanged code (``remedy.code``). Any other pair keeps the
+    case's rule: a refusal of another kind altogether is another defect's doing."""
     pair = f"{_code_word(expected, actual)}→{_code_word(actual, expected)}"
     if expected is None:
         return signature("tool.error.plain", pair, "code-differs")
     if actual is None:
         return signature("tool.error.structured", pair, "code-differs")
-    remedied = tool in _MUTATIONS or rule == "remedy.code"  # a remedy's own check says so
+    remedied = remedied and (tool in _MUTATIONS or rule == "remedy.code")
     if remedied and expected[1] in _REMEDIED_CODES and actual[1] != expected[1]:
         return signature("remedy.code", pair, "code-differs")
     return signature(rule, situation, "code-differs")
 
 
 def loop_error_signature(
-    tool: str | None, actual: Json, expected: Json, cited: str, situation: str | None = None
+    tool: str | None,
+    actual: Json,
+    expected: Json,
+    cited: str,
+    situation: str | None = None,
+    *,
+    remedied: bool = False,
 ) -> str | None:
     """The signature of a loop ``tool/result`` event whose structured error differs from the
     expected one (``{"name", "code"}`` or absent), else None. An event without the error its
@@ -211,7 +271,7 @@ def loop_error_signature(
         return None
     if got is None:
         return signature("loop.result-error", "error→none", "code-differs")
-    return code_signature(cited, situation, tool, got, want)
+    return code_signature(cited, situation, tool, got, want, remedied=remedied)
 
 
 def error_pair(error: Json) -> tuple[str, str] | None:
@@ -277,6 +337,10 @@ class Observations:
             return "symlink-outside"
         if ".." in spelled.replace(os.sep, "/").split("/"):
             return "spelled-with-dotdot"
+        # the fence judges the real path: a root reached through a symlink is its own situation
+        fenced = tool != "read" and self.options.get("sandbox") == "workspace-write"
+        if fenced and os.path.islink(self.root.rstrip(os.sep)):
+            return "root-via-symlink"
         if tool != "read" and self.options.get("policy") is False:
             return "unguarded"
         now = state_of(real)
@@ -294,9 +358,10 @@ class Observations:
             return "rewritten-same-size" if restored else "changed-since-read"
         if seen.failed_since:
             return "after-failed-read"
-        return (
-            "read-via-alias" if _spelling(spelled, self.root) != seen.spelling else "existing-read"
-        )
+        spelling = _spelling(spelled, self.root)
+        if spelling == seen.spelling:
+            return "existing-read"
+        return "trailing-slash" if spelled.endswith(("/", os.sep)) else "read-via-alias"
 
     def after(self, tool: str, spelled: str, failed: bool) -> None:
         """Record the call as the spec does: a success observes, a failed read records nothing."""
@@ -365,6 +430,8 @@ class RootCause:
         if deviation == "harness-dir-files" or situation == "any":
             return f"{tools} {does}"
         if deviation == "check-failed":
+            if situation in SUBJECTS:
+                return SUBJECTS[situation]
             return f"{situation}: its check of {{{rule}}} fails"
         if deviation == "code-differs" and "→" in situation:
             want, got = situation.split("→", 1)

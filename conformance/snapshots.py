@@ -209,24 +209,52 @@ def first_different_result(
 
 def first_different_error(
     name: str, records: Sequence[JsonObject], root: str
-) -> tuple[int, Json, Json] | None:
+) -> tuple[int, Json, Json, str] | None:
     """Which result (from 0, in order) first carries another structured error than the pinned
-    transcript's, with both (None where absent); None where the results differ in number or
-    every error agrees."""
+    transcript's, with both (None where absent) and the result's text (normalized); None where
+    the results differ in number or every error agrees."""
     pinned = _pinned(ConformanceSnapshots.directory, name)
     if pinned is None:
         return None
-    mine, theirs = _result_errors(render(normalize(records, root))), _result_errors(pinned)
+    mine, theirs = _results(render(normalize(records, root))), _results(pinned)
     if len(mine) != len(theirs):
         return None
-    return next(
-        ((i, a, b) for i, (a, b) in enumerate(zip(mine, theirs, strict=True)) if a != b), None
+    pairs = enumerate(zip(mine, theirs, strict=True))
+    return next(((i, a[0], b[0], a[1]) for i, (a, b) in pairs if a[0] != b[0]), None)
+
+
+def uncoded_failures(name: str, records: Sequence[JsonObject], root: str) -> bool:
+    """Whether the run's ``error`` events are the pinned ones but each without the pinned code
+    ``UNKNOWN`` (a failure that has no code of its own recorded with none)."""
+    pinned = _pinned(ConformanceSnapshots.directory, name)
+    if pinned is None:
+        return False
+    mine, theirs = _error_events(render(normalize(records, root))), _error_events(pinned)
+    return (
+        bool(theirs)
+        and len(mine) == len(theirs)
+        and all(
+            isinstance(a, dict) and "code" not in a and b == {**a, "code": "UNKNOWN"}
+            for a, b in zip(mine, theirs, strict=True)
+        )
     )
 
 
-def _result_errors(transcript: str) -> list[Json]:
+def _error_events(transcript: str) -> list[Json]:
     events = [json.loads(line) for line in transcript.splitlines() if line.strip()]
-    return [e.get("data", {}).get("error") for e in events if e.get("type") == "tool/result"]
+    return [e.get("data") for e in events if e.get("type") == "error"]
+
+
+def _results(transcript: str) -> list[tuple[Json, str]]:
+    """(error, text) of each tool/result of a transcript."""
+    events = [json.loads(line) for line in transcript.splitlines() if line.strip()]
+    found = []
+    for event in events:
+        if event.get("type") == "tool/result":
+            data = event.get("data", {})
+            blocks = [b for b in data.get("content", []) if isinstance(b, dict)]
+            found.append((data.get("error"), "".join(str(b.get("text", "")) for b in blocks)))
+    return found
 
 
 # -- the old → new diff of model-visible strings --------------------------------------------

@@ -196,9 +196,9 @@ class Wording:
         """The model-visible text of a guarded refusal: message, then its one remedy."""
         return self.error(self(key, **fields) + self(REMEDIES[code]))
 
-    def remedies(self) -> tuple[str, ...]:
-        """The recovery instructions a guarded refusal ends with, in this wording."""
-        return tuple(self(key) for key in REMEDIES.values())
+    def remedies(self) -> dict[str, str]:
+        """Code → the recovery instruction a guarded refusal with it ends with, in this wording."""
+        return {code: self(key) for code, key in REMEDIES.items()}
 
     def marker(self, mode: str) -> str:
         """What the model sees for a fenced mutation."""

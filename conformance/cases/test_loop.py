@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from conformance.cases import case, needs
-from conformance.causes import loop_error_signature
+from conformance.causes import loop_error_signature, subject_signature
 from conformance.client import Client
 from conformance.display import show
 from conformance.harness.contract import Json, JsonObject
@@ -169,10 +169,13 @@ def test_returned_failure_value(client: Client, root: Path, judge: Judge) -> Non
     """turn a returned failure value into an error event with code UNKNOWN, ending the turn"""
     events = play(client, root, [{"tool_calls": [READ_A]}, {"fail": {"code": 500, "detail": "no"}}])
     message = '{"code":500,"detail":"no"}'
+    error: JsonObject = {"turn": 1, "step": 2, "message": message}
     judge.equal("the last two events", events[-2:], [
-        {"type": "error", "data": {"turn": 1, "step": 2, "message": message, "code": "UNKNOWN"}},
+        {"type": "error", "data": {**error, "code": "UNKNOWN"}},
         {"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "error", "message": message, "code": "UNKNOWN"}}},
-    ], rule="loop.failure-value")  # fmt: skip
+    ], rule="loop.failure-value",
+        signature=subject_signature("loop.failure-value", "failure-uncoded")
+        if events[-2:-1] == [{"type": "error", "data": error}] else None)  # fmt: skip
 
 
 @case("LOOP-008", rules=["loop.failure", "script.raise"])

@@ -24,6 +24,7 @@ from conformance.snapshots import (
     first_different_result,
     normative_transcript,
     transcript_difference,
+    uncoded_failures,
 )
 from conformance.spec import Wording
 from conformance.verdict import RANK_CODE, RANK_TEXT, Judge, differ
@@ -80,10 +81,21 @@ def test_scenario_transcript(
             "accepted" if outcomes[number : number + 1] == ["ok"] else "refused", "text-differs")  # fmt: skip
         sig = None
         if wrong is not None:
-            sig = causes.loop_error_signature(call.tool if call else None, wrong[1], wrong[2],
-                                              "", call.situation if call else None)  # fmt: skip
+            pinned = wrong[2].get("code") if isinstance(wrong[2], dict) else None
+            remedied = isinstance(pinned, str) and causes.carries_remedy(
+                wrong[3], pinned, w.remedies()
+            )
+            sig = causes.loop_error_signature(call.tool if call else None, wrong[1], wrong[2], "",
+                                              call.situation if call else None, remedied=remedied)  # fmt: skip
             # a pair no rule of its own names stays this scenario's (no guess)
             sig = None if sig is None or sig.startswith(" · ") else sig
+        if (
+            not ok
+            and first is None
+            and wrong is None
+            and uncoded_failures(name, records, str(root))
+        ):
+            sig = causes.subject_signature("loop.failure-value", "failure-uncoded")
         if call is not None and first is not None:
             # normalized on both sides, so a recovery instruction is found as in any other text
             sig = causes.text_signature("scenario.pinned", call.situation, first[1], first[2],
@@ -115,4 +127,4 @@ def test_policy_reject_step_one(client: Client, root: Path, judge: Judge, w: Wor
                      lambda: f"the first result's error {differ(error, want)}; {cite('scenario.pinned')}",
                      "scenario.pinned", RANK_CODE,
                      signature=causes.loop_error_signature("edit", error, want, "scenario.pinned",
-                                                           "existing-unread"))  # fmt: skip
+                                                           "existing-unread", remedied=shown == text))  # fmt: skip
