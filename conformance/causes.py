@@ -670,25 +670,34 @@ def _add(found: dict[str, RootCause], sig: str, tool: str | None) -> None:
         found[sig].tools.append(tool)
 
 
+def _ancestors(word: list[str]) -> list[str]:
+    """The situations ``word`` (a list of at most one) refines, nearest first."""
+    found: list[str] = []
+    situation = SITUATIONS.get(word[0], (None, ""))[0] if word else None
+    while situation is not None:
+        found.append(situation)
+        situation = SITUATIONS.get(situation, (None, ""))[0]
+    return found
+
+
 def _fold_refinements(found: dict[str, RootCause], per_case: dict[str, list[str]]) -> None:
     """A refined situation joins its parent's cause (same deviation, a tool in common) when the
-    run shows the parent too."""
-    for sig in list(found):
+    run shows the parent too — else its parent's parent's, and so on; the most refined first,
+    so what joined a parent moves on with it."""
+    for sig in sorted(found, key=lambda s: -len(_ancestors(s.split(" · ")[1:2]))):
         parts = sig.split(" · ")
-        parent = SITUATIONS.get(parts[1], (None, ""))[0] if len(parts) == 3 else None
-        if parent is None:
-            continue
         tools = set(found[sig].tools)
         target = next(
             (
                 other
+                for parent in _ancestors(parts[1:2]) if len(parts) == 3
                 for other, cause in found.items()
                 if other.split(" · ")[1:] == [parent, parts[2]]
                 and tools & set(cause.tools)
                 and (parts[2] not in _WORDING or other.split(" · ")[0] == parts[0])
             ),
             None,
-        )
+        )  # fmt: skip
         if target is not None:
             for sigs in per_case.values():
                 sigs[:] = [target if s == sig else s for s in sigs]

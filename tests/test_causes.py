@@ -95,6 +95,20 @@ def test_a_refined_situation_joins_its_parent_only_when_the_run_shows_the_parent
     assert [(c.signature, c.cases) for c in causes.causes] == [(OVERWRITE, ["GRD-003", "GRD-011"])]
 
 
+def test_a_refinement_of_a_refinement_joins_the_nearest_cause_the_run_shows() -> None:
+    slash = "fs.resolve.display · trailing-slash · refused-instead-of-accepted"
+    alone = [
+        _case("GRD-020", [_verdict(slash, 0)], [_call("write", "trailing-slash", refused=True)])
+    ]
+    assert [c.signature for c in group(alone).causes] == [slash]
+    # a harness that refuses every overwrite: the slash spelling's refusal is that defect too
+    both = [_case("GRD-003", [_verdict(OVERWRITE, 0)], [_call("write", "existing-read", refused=True)]),
+            *alone]  # fmt: skip
+    assert [(c.signature, c.cases) for c in group(both).causes] == [
+        (OVERWRITE, ["GRD-003", "GRD-020"])
+    ]
+
+
 def test_the_text_of_a_diverged_call_and_what_follows_on_its_file_are_that_cause() -> None:
     edit = "policy.edit-intent · existing-read · refused-instead-of-accepted"
     case = _case(
