@@ -39,6 +39,10 @@ SITUATIONS: Final[dict[str, tuple[str | None, str]]] = {
     "existing-unread": (None, "an existing file the session never read"),
     "existing-read": (None, "a file the session read (or wrote), unchanged since"),
     "read-via-alias": ("existing-read", "a file the session read under another spelling"),
+    "trailing-slash": (
+        "read-via-alias",
+        "a file the session read, spelled with a trailing slash",
+    ),
     "after-failed-read": ("existing-read", "a file the session read, after a later read failed"),
     "changed-since-read": (None, "a file changed by someone else since the session read it"),
     "rewritten-same-size": (
@@ -54,6 +58,10 @@ SITUATIONS: Final[dict[str, tuple[str | None, str]]] = {
     "outside-root": (None, "a path outside the workspace root"),
     "symlink-outside": ("outside-root", "a path inside the root whose symlink leads outside it"),
     "spelled-with-dotdot": (None, "a path inside the root spelled with a '..' segment"),
+    "root-via-symlink": (
+        None,
+        "a path in a workspace-write sandbox whose root was opened through a symlink",
+    ),
     "unguarded": ("existing-read", "a file in a session opened without the observation policy"),
     "any": (None, "any file"),
 }
@@ -68,6 +76,9 @@ DEVIATIONS: Final[dict[str, str]] = {
     "other-files-changed": "changes files other than its target",
     "harness-dir-files": "creates files in the harness's temporary or working directory",
     "text-differs": "shows the model other text",
+    "remedy-extra": "shows the model the recovery instruction once more than the spec says",
+    "remedy-missing": "shows the model a refusal without its recovery instruction",
+    "parts-reordered": "shows the model the parts of its text in another order",
     "code-differs": "carries another structured error",
     "check-failed": "fails the case's check",
     "blocks": "blocks instead of answering",
@@ -91,6 +102,8 @@ RULES: Final[dict[tuple[str, str, str], str]] = {
     **{(t, "deleted-since-read", "refused"): "policy.dead-end" for t in _MUTATIONS},
     **{(t, "unguarded", "accepted"): "policy.off" for t in _MUTATIONS},
     **{(t, "spelled-with-dotdot", "accepted"): "fs.resolve.display" for t in ("read", *_MUTATIONS)},
+    **{(t, "trailing-slash", "accepted"): "fs.resolve.display" for t in ("read", *_MUTATIONS)},
+    **{(t, "root-via-symlink", "accepted"): "sandbox.workspace-write" for t in _MUTATIONS},
     ("read", "outside-root", "accepted"): "sandbox.reads",
     ("read", "symlink-outside", "accepted"): "sandbox.reads",
 }  # fmt: skip
@@ -115,6 +128,166 @@ def rule_for(tool: str, situation: str | None, expected: str, deviation: str, ci
 def signature(rule: str, situation: str | None, deviation: str) -> str:
     """``policy.write-intent · existing-read · refused-instead-of-accepted``."""
     return f"{rule} · {situation or 'any'} · {deviation}"
+
+
+SUBJECTS: Final[dict[str, str]] = {
+    # word: the defect in words, for a check that judges no call
+    "passthrough-copied": "remediate returns another object where it must return the same one",
+    "remedied-cause-lost": "a remedied error does not have the original error as its cause",
+    "history-error": "derive_messages puts a structured error into the model's history",
+    "to-error-uncoded": "to_error of a value that is not an error gives no HarnessError UNKNOWN",
+    "failure-uncoded": "an error event of a failure without a code of its own has no code UNKNOWN",
+}
+"""What a case's own check (no call) found, where the same check in several cases is the same
+defect: ``<rule> · <subject> · check-failed`` is one cause across those cases. A check that
+names none of these stays a cause of its case."""
+
+
+def subject_signature(rule: str, subject: str) -> str:
+    """``remedy.passthrough · passthrough-copied · check-failed``."""
+    if subject not in SUBJECTS:
+        raise KeyError(f"no subject {subject!r} in conformance.causes.SUBJECTS")
+    return signature(rule, subject, "check-failed")
+
+
+def passthrough_copied(copy: bool) -> str | None:
+    """A value remediate gave back as a copy (another object saying the same): one defect in
+    every check that passes a value through; anything else it gave back stays its case's."""
+    return subject_signature("remedy.passthrough", "passthrough-copied") if copy else None
+
+
+def to_error_uncoded(same: object, code: object) -> str | None:
+    """A value to_error wrapped without the code UNKNOWN: one defect in every such check."""
+    if same is False and code != "UNKNOWN":
+        return subject_signature("err.to-error.value", "to-error-uncoded")
+    return None
+
+
+# -- wording: the shape of a wrong text, the pair of a wrong code ---------------------------
+
+SHAPE_RULES: Final[dict[str, str]] = {
+    "remedy-extra": "remedy.once",
+    "remedy-missing": "remedy.texts",
+    "parts-reordered": "args.order",
+}
+"""A text's shape of difference that is the same defect in every case → the rule it breaks.
+
+Only a shape that names what is wrong on its own is listed: any other wrong text keeps the rule
+its case cited and the situation of its call, so two different wrong texts never merge.
+"""
+
+
+def text_shape(actual: str, expected: str, remedies: Mapping[str, str]) -> str:
+    """``remedy-extra`` (the expected text with one recovery instruction more),
+    ``remedy-missing`` (with one less), ``parts-reordered`` (the same ``; ``-joined parts after
+    the same ``…: `` lead, in another order: violations of a tool's arguments), else
+    ``text-differs``."""
+    for remedy in remedies.values():
+        if remedy and _one_less(actual, remedy) == expected:
+            return "remedy-extra"
+        if remedy and _one_less(expected, remedy) == actual:
+            return "remedy-missing"
+    same = next((i for i, (a, b) in enumerate(zip(actual, expected, strict=False)) if a != b),
+                min(len(actual), len(expected)))  # fmt: skip
+    lead = actual[: actual.rfind(": ", 0, same) + 2] if ": " in actual[:same] else ""
+    mine, theirs = actual[len(lead) :].split("; "), expected[len(lead) :].split("; ")
+    if lead and len(theirs) > 1 and mine != theirs and sorted(mine) == sorted(theirs):
+        return "parts-reordered"
+    return "text-differs"
+
+
+def _one_less(text: str, part: str) -> str | None:
+    """``text`` without one occurrence of ``part`` (its last), or None when it has none."""
+    at = text.rfind(part)
+    return None if at < 0 else text[:at] + text[at + len(part) :]
+
+
+def text_signature(
+    rule: str, situation: str | None, actual: str, expected: str, remedies: Mapping[str, str]
+) -> str:
+    """The signature of a wrong text: its shape's where the shape names the defect, else the
+    case's rule in the call's situation."""
+    return shape_signature(actual, expected, remedies) or signature(rule, situation, "text-differs")
+
+
+def shape_signature(actual: str, expected: str, remedies: Mapping[str, str]) -> str | None:
+    """``remedy.once · any · remedy-extra`` where a text's shape names its defect, else None."""
+    shape = text_shape(actual, expected, remedies)
+    return signature(SHAPE_RULES[shape], "any", shape) if shape in SHAPE_RULES else None
+
+
+_REMEDIED_CODES: Final = frozenset({"FS_STALE_VERSION", "FS_NOT_OBSERVED"})
+
+
+def carries_remedy(text: str, code: str, remedies: Mapping[str, str]) -> bool:
+    """Whether ``text`` ends with the recovery instruction of ``code`` (and of no other)."""
+    own = remedies.get(code)
+    others = [r for c, r in remedies.items() if c != code and r and r != own]
+    return bool(own) and text.endswith(own or "") and not any(text.endswith(r) for r in others)
+
+
+def code_signature(
+    rule: str,
+    situation: str | None,
+    tool: str | None,
+    actual: tuple[str, str] | None,
+    expected: tuple[str, str] | None,
+    *,
+    remedied: bool = False,
+) -> str:
+    """The signature of a wrong structured error, keyed by what was expected and what came
+    (``tool.error.plain · none→UNKNOWN · code-differs``), with the rule from that pair: a plain
+    exception's result carries none (``tool.error.plain``), a harness error's carries one
+    (``tool.error.structured``), and a guarded refusal of ``write``/``edit`` whose text carries
+    the expected code's own recovery instruction (``remedied``: the remedy ran for that code)
+    carries the remedied error's unchanged code (``remedy.code``). Any other pair keeps the
+    case's rule: a refusal of another kind altogether is another defect's doing."""
+    pair = f"{_code_word(expected, actual)}→{_code_word(actual, expected)}"
+    if expected is None:
+        return signature("tool.error.plain", pair, "code-differs")
+    if actual is None:
+        return signature("tool.error.structured", pair, "code-differs")
+    remedied = remedied and (tool in _MUTATIONS or rule == "remedy.code")
+    if remedied and expected[1] in _REMEDIED_CODES and actual[1] != expected[1]:
+        return signature("remedy.code", pair, "code-differs")
+    return signature(rule, situation, "code-differs")
+
+
+def loop_error_signature(
+    tool: str | None,
+    actual: Json,
+    expected: Json,
+    cited: str,
+    situation: str | None = None,
+    *,
+    remedied: bool = False,
+) -> str | None:
+    """The signature of a loop ``tool/result`` event whose structured error differs from the
+    expected one (``{"name", "code"}`` or absent), else None. An event without the error its
+    result had breaks ``loop.result-error`` whatever the code; any other pair is judged as a
+    call's (``code_signature``), so the loop and the direct call show one cause."""
+    got, want = error_pair(actual), error_pair(expected)
+    if got == want:
+        return None
+    if got is None:
+        return signature("loop.result-error", "error→none", "code-differs")
+    return code_signature(cited, situation, tool, got, want, remedied=remedied)
+
+
+def error_pair(error: Json) -> tuple[str, str] | None:
+    """``{"name", "code"}`` as a pair, or None for no (or a malformed) structured error."""
+    if not isinstance(error, dict):
+        return None
+    return str(error.get("name")), str(error.get("code"))
+
+
+def _code_word(error: tuple[str, str] | None, other: tuple[str, str] | None) -> str:
+    """A code as a pair shows it: the code, or the name where the codes agree."""
+    if error is None:
+        return "none"
+    if other is not None and other[1] == error[1]:
+        return error[0]
+    return error[1]
 
 
 # -- the situation a call meets -----------------------------------------------------------
@@ -164,6 +337,10 @@ class Observations:
             return "symlink-outside"
         if ".." in spelled.replace(os.sep, "/").split("/"):
             return "spelled-with-dotdot"
+        # the fence judges the real path: a root reached through a symlink is its own situation
+        fenced = tool != "read" and self.options.get("sandbox") == "workspace-write"
+        if fenced and os.path.islink(self.root.rstrip(os.sep)):
+            return "root-via-symlink"
         if tool != "read" and self.options.get("policy") is False:
             return "unguarded"
         now = state_of(real)
@@ -181,9 +358,10 @@ class Observations:
             return "rewritten-same-size" if restored else "changed-since-read"
         if seen.failed_since:
             return "after-failed-read"
-        return (
-            "read-via-alias" if _spelling(spelled, self.root) != seen.spelling else "existing-read"
-        )
+        spelling = _spelling(spelled, self.root)
+        if spelling == seen.spelling:
+            return "existing-read"
+        return "trailing-slash" if spelled.endswith(("/", os.sep)) else "read-via-alias"
 
     def after(self, tool: str, spelled: str, failed: bool) -> None:
         """Record the call as the spec does: a success observes, a failed read records nothing."""
@@ -252,7 +430,12 @@ class RootCause:
         if deviation == "harness-dir-files" or situation == "any":
             return f"{tools} {does}"
         if deviation == "check-failed":
+            if situation in SUBJECTS:
+                return SUBJECTS[situation]
             return f"{situation}: its check of {{{rule}}} fails"
+        if deviation == "code-differs" and "→" in situation:
+            want, got = situation.split("→", 1)
+            return f"{tools} carries {_error_words(got)} where {_error_words(want)} is expected"
         about = SITUATIONS.get(situation, (None, situation))[1]
         return f"{tools} of {about} {does}"
 
@@ -265,6 +448,10 @@ class RootCause:
             "required": self.required,
             "cases": list(self.cases),
         }
+
+
+def _error_words(word: str) -> str:
+    return {"none": "no structured error", "error": "the structured error"}.get(word, word)
 
 
 @dataclass
@@ -286,7 +473,9 @@ _CALL_FAILED: Final = re.compile(r"call_tool\(.*\) failed in the harness: ")
 _SET_UP: Final = re.compile(r"^\[setup\] [A-Z]+-\d+: (?=call_tool\()")
 """A case whose set-up call failed in the harness: the same words as that call's verdict."""
 _REFUSED: Final = "refused-instead-of-accepted"
-_WORDING: Final = frozenset({"text-differs", "code-differs"})
+_TEXTS: Final = frozenset({"text-differs", *SHAPE_RULES})
+"""Deviations of a call's text (its wrong structured error is part of the same answer)."""
+_WORDING: Final = frozenset({*_TEXTS, "code-differs"})
 _OFF_SCRIPT: Final = frozenset(
     {_REFUSED, "accepted-instead-of-refused", "refused-and-changed", "bytes-differ", "not-written"}
 )
@@ -409,7 +598,7 @@ def _case_signatures(
     texts: dict[int, str] = {}
     for verdict in verdicts:
         sig, index = verdict.get("signature"), verdict.get("call")
-        if isinstance(sig, str) and isinstance(index, int) and sig.endswith(" · text-differs"):
+        if isinstance(sig, str) and isinstance(index, int) and sig.rsplit(" · ", 1)[-1] in _TEXTS:
             texts.setdefault(index, sig)
     for verdict in verdicts:
         sig, index = verdict.get("signature"), verdict.get("call")
@@ -481,25 +670,34 @@ def _add(found: dict[str, RootCause], sig: str, tool: str | None) -> None:
         found[sig].tools.append(tool)
 
 
+def _ancestors(word: list[str]) -> list[str]:
+    """The situations ``word`` (a list of at most one) refines, nearest first."""
+    found: list[str] = []
+    situation = SITUATIONS.get(word[0], (None, ""))[0] if word else None
+    while situation is not None:
+        found.append(situation)
+        situation = SITUATIONS.get(situation, (None, ""))[0]
+    return found
+
+
 def _fold_refinements(found: dict[str, RootCause], per_case: dict[str, list[str]]) -> None:
     """A refined situation joins its parent's cause (same deviation, a tool in common) when the
-    run shows the parent too."""
-    for sig in list(found):
+    run shows the parent too — else its parent's parent's, and so on; the most refined first,
+    so what joined a parent moves on with it."""
+    for sig in sorted(found, key=lambda s: -len(_ancestors(s.split(" · ")[1:2]))):
         parts = sig.split(" · ")
-        parent = SITUATIONS.get(parts[1], (None, ""))[0] if len(parts) == 3 else None
-        if parent is None:
-            continue
         tools = set(found[sig].tools)
         target = next(
             (
                 other
+                for parent in _ancestors(parts[1:2]) if len(parts) == 3
                 for other, cause in found.items()
                 if other.split(" · ")[1:] == [parent, parts[2]]
                 and tools & set(cause.tools)
                 and (parts[2] not in _WORDING or other.split(" · ")[0] == parts[0])
             ),
             None,
-        )
+        )  # fmt: skip
         if target is not None:
             for sigs in per_case.values():
                 sigs[:] = [target if s == sig else s for s in sigs]

@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Final, cast
 
 from conformance import display, scenarios
-from conformance.causes import Observations, rule_for, signature
+from conformance.causes import (
+    Observations,
+    carries_remedy,
+    code_signature,
+    rule_for,
+    signature,
+    text_signature,
+)
 from conformance.harness.contract import (
     PROTOCOL_METHODS_OF,
     ContractError,
@@ -69,6 +76,8 @@ class Result:
     judge: Judge | None
     profile: Profile
     after: Snapshot = field(default_factory=dict)
+    remedies: Mapping[str, str] = field(default_factory=dict)
+    """The recovery instructions of the harness's wording, to name a wrong text's shape."""
 
     @property
     def what(self) -> str:
@@ -174,7 +183,9 @@ class Result:
                 ),
                 rule,
                 RANK_TEXT,
-                signature=signature(rule, self.record.situation, "text-differs"),
+                signature=text_signature(
+                    rule, self.record.situation, self.text, expected, self.remedies
+                ),
                 call=self.record.index,
             )
         return self
@@ -189,8 +200,12 @@ class Result:
                 want = "none" if expected is None else _pair(expected)
                 return f"{self.what} carried {got} where {want} was expected; {cite(rule)}"
 
+            remedied = expected is not None and carries_remedy(
+                self.text, expected[1], self.remedies
+            )
             judge.record("wording", self.error == expected, sentence, rule, RANK_CODE,
-                         signature=signature(rule, self.record.situation, "code-differs"),
+                         signature=code_signature(rule, self.record.situation, self.record.tool,
+                                                  self.error, expected, remedied=remedied),
                          call=self.record.index)  # fmt: skip
         return self
 
@@ -451,7 +466,7 @@ class Session:
             self.observations.after(name, path, is_error)
         return Result(
             result, call_id, text, is_error, error, blocks, record, changes, judge, client.profile,
-            after,
+            after, client.wording.remedies(),
         )  # fmt: skip
 
     def read(self, path: str, **extra: Json) -> Result:
@@ -621,6 +636,20 @@ class Client:
         self.call(
             "set_cause", {"handle": handle, "cause": None if cause is None else {"handle": cause}}
         )
+
+    def is_copy(self, sent: JsonObject, back: tuple[JsonObject, bool]) -> bool:
+        """Whether ``remediate`` of ``sent`` gave back another object that says the same (name,
+        code and message of an error; the value itself)."""
+        ref, same = back
+        if same:
+            return False
+        if "handle" not in sent or "handle" not in ref:
+            return ref == sent
+        try:
+            mine, theirs = self.inspect(str(ref["handle"])), self.inspect(str(sent["handle"]))
+        except ContractError:  # no error to compare: not a copy, the check says what it is
+            return False
+        return all(mine.get(k) == theirs.get(k) for k in ("name", "code", "message"))
 
     def remediate(self, ref: JsonObject) -> tuple[JsonObject, bool]:
         """``remediate``: the result ref and whether the same object came back."""

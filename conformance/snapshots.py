@@ -182,9 +182,12 @@ def transcript_difference(name: str, records: Sequence[JsonObject], root: str) -
     return f"the transcript has {counts[0]} records where {counts[1]} are pinned"
 
 
-def first_different_result(name: str, records: Sequence[JsonObject], root: str) -> int | None:
+def first_different_result(
+    name: str, records: Sequence[JsonObject], root: str
+) -> tuple[int, str, str] | None:
     """Which result (from 0, in order) holds the first difference ``transcript_difference``
-    names, or None when that difference is not in a tool result."""
+    names, with its text and the pinned one (both normalized); None when that difference is
+    not in a tool result."""
     pinned = _pinned(ConformanceSnapshots.directory, name)
     if pinned is None:
         return None
@@ -199,7 +202,59 @@ def first_different_result(name: str, records: Sequence[JsonObject], root: str) 
         for line in ours.splitlines()
         if line.strip() and json.loads(line).get("type") == "tool/result"
     ]
-    return ids.index(call_id) if call_id in ids else None
+    if call_id not in ids:
+        return None
+    return ids.index(call_id), mine.get(where, ""), theirs.get(where, "")
+
+
+def first_different_error(
+    name: str, records: Sequence[JsonObject], root: str
+) -> tuple[int, Json, Json, str] | None:
+    """Which result (from 0, in order) first carries another structured error than the pinned
+    transcript's, with both (None where absent) and the result's text (normalized); None where
+    the results differ in number or every error agrees."""
+    pinned = _pinned(ConformanceSnapshots.directory, name)
+    if pinned is None:
+        return None
+    mine, theirs = _results(render(normalize(records, root))), _results(pinned)
+    if len(mine) != len(theirs):
+        return None
+    pairs = enumerate(zip(mine, theirs, strict=True))
+    return next(((i, a[0], b[0], a[1]) for i, (a, b) in pairs if a[0] != b[0]), None)
+
+
+def uncoded_failures(name: str, records: Sequence[JsonObject], root: str) -> bool:
+    """Whether the run's ``error`` events are the pinned ones but each without the pinned code
+    ``UNKNOWN`` (a failure that has no code of its own recorded with none)."""
+    pinned = _pinned(ConformanceSnapshots.directory, name)
+    if pinned is None:
+        return False
+    mine, theirs = _error_events(render(normalize(records, root))), _error_events(pinned)
+    return (
+        bool(theirs)
+        and len(mine) == len(theirs)
+        and all(
+            isinstance(a, dict) and "code" not in a and b == {**a, "code": "UNKNOWN"}
+            for a, b in zip(mine, theirs, strict=True)
+        )
+    )
+
+
+def _error_events(transcript: str) -> list[Json]:
+    events = [json.loads(line) for line in transcript.splitlines() if line.strip()]
+    return [e.get("data") for e in events if e.get("type") == "error"]
+
+
+def _results(transcript: str) -> list[tuple[Json, str]]:
+    """(error, text) of each tool/result of a transcript."""
+    events = [json.loads(line) for line in transcript.splitlines() if line.strip()]
+    found = []
+    for event in events:
+        if event.get("type") == "tool/result":
+            data = event.get("data", {})
+            blocks = [b for b in data.get("content", []) if isinstance(b, dict)]
+            found.append((data.get("error"), "".join(str(b.get("text", "")) for b in blocks)))
+    return found
 
 
 # -- the old → new diff of model-visible strings --------------------------------------------

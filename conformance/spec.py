@@ -196,6 +196,10 @@ class Wording:
         """The model-visible text of a guarded refusal: message, then its one remedy."""
         return self.error(self(key, **fields) + self(REMEDIES[code]))
 
+    def remedies(self) -> dict[str, str]:
+        """Code → the recovery instruction a guarded refusal with it ends with, in this wording."""
+        return {code: self(key) for code, key in REMEDIES.items()}
+
     def marker(self, mode: str) -> str:
         """What the model sees for a fenced mutation."""
         return self.error(self("sandbox.marker", mode=mode))

@@ -160,15 +160,18 @@ class Judge:
             raise ConformanceFailure([violation])
         return False
 
-    def true(self, ok: bool, happened: str, *, rule: str, level: str = "behaviour") -> bool:
+    def true(self, ok: bool, happened: str, *, rule: str, level: str = "behaviour",
+             signature: str | None = None, call: int | None = None) -> bool:  # fmt: skip
         """Check a condition; ``happened`` says what the harness did when it does not hold."""
         rank = RANK_BEHAVIOUR if level == "behaviour" else RANK_TEXT
-        return self.record(level, ok, lambda: f"{happened}; {cite(rule)}", rule, rank)
+        return self.record(level, ok, lambda: f"{happened}; {cite(rule)}", rule, rank,
+                           signature=signature, call=call)  # fmt: skip
 
-    def equal(
-        self, what: str, actual: object, expected: object, *, rule: str, level: str = "behaviour"
-    ) -> bool:
-        """Check that ``actual`` is ``expected``; the verdict shows both."""
+    def equal(self, what: str, actual: object, expected: object, *, rule: str,
+              level: str = "behaviour", signature: str | None = None,
+              call: int | None = None) -> bool:  # fmt: skip
+        """Check that ``actual`` is ``expected``; the verdict shows both (under ``signature``
+        where the caller knows the cause, of ``call`` where it is about one)."""
         rank = RANK_BEHAVIOUR if level == "behaviour" else RANK_TEXT
         return self.record(
             level,
@@ -176,6 +179,8 @@ class Judge:
             lambda: f"{what} {differ(actual, expected)}; {cite(rule)}",
             rule,
             rank,
+            signature=signature,
+            call=call,
         )
 
     def scripted(self, call: causes.Scripted) -> int:

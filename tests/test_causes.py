@@ -10,10 +10,27 @@ from pathlib import Path
 import pytest
 
 from conformance import scenarios
-from conformance.causes import RULES, SITUATIONS, Observations, group, scripted_divergence, state_of
+from conformance.causes import (
+    DEVIATIONS,
+    RULES,
+    SHAPE_RULES,
+    SITUATIONS,
+    SUBJECTS,
+    Observations,
+    carries_remedy,
+    code_signature,
+    group,
+    loop_error_signature,
+    scripted_divergence,
+    state_of,
+    subject_signature,
+    text_shape,
+    text_signature,
+)
 from conformance.harness.contract import JsonObject
 from conformance.report import Report, matrix, terminal
 from conformance.report import markdown as markdown_report
+from conformance.spec import Wording
 from tests.suite import REPO, report, run_suite
 
 OVERWRITE = "policy.write-intent · existing-read · refused-instead-of-accepted"
@@ -76,6 +93,20 @@ def test_a_refined_situation_joins_its_parent_only_when_the_run_shows_the_parent
             *alone]  # fmt: skip
     causes = group(both)
     assert [(c.signature, c.cases) for c in causes.causes] == [(OVERWRITE, ["GRD-003", "GRD-011"])]
+
+
+def test_a_refinement_of_a_refinement_joins_the_nearest_cause_the_run_shows() -> None:
+    slash = "fs.resolve.display · trailing-slash · refused-instead-of-accepted"
+    alone = [
+        _case("GRD-020", [_verdict(slash, 0)], [_call("write", "trailing-slash", refused=True)])
+    ]
+    assert [c.signature for c in group(alone).causes] == [slash]
+    # a harness that refuses every overwrite: the slash spelling's refusal is that defect too
+    both = [_case("GRD-003", [_verdict(OVERWRITE, 0)], [_call("write", "existing-read", refused=True)]),
+            *alone]  # fmt: skip
+    assert [(c.signature, c.cases) for c in group(both).causes] == [
+        (OVERWRITE, ["GRD-003", "GRD-020"])
+    ]
 
 
 def test_the_text_of_a_diverged_call_and_what_follows_on_its_file_are_that_cause() -> None:
@@ -237,6 +268,115 @@ def test_the_rule_table_speaks_only_in_the_vocabulary() -> None:
     for word in SITUATIONS:
         assert f"`{word}`" in spec, word
         assert f"`{word}`" in doc, word
+    for word in (*SHAPE_RULES, *SUBJECTS):
+        assert f"`{word}`" in doc, word
+    assert set(SHAPE_RULES) <= set(DEVIATIONS)
+
+
+# -- wording: the shape of a wrong text, the pair of a wrong code --------------------------------
+
+REMEDIES = Wording().remedies()
+UNREAD = 'Error: cannot overwrite existing "/w/a.txt" without reading it first'
+READ_IT = " — read the file, then retry"
+
+
+def _wording_case(case_id: str, sig: str, tool: str = "write",
+                  situation: str = "existing-unread") -> JsonObject:  # fmt: skip
+    return _case(case_id, [_verdict(sig, 0, level="wording", rule="remedy.texts")],
+                 [_call(tool, situation, refused=True)])  # fmt: skip
+
+
+def test_a_texts_shape_is_named_from_a_small_fixed_vocabulary() -> None:
+    remedied = UNREAD + READ_IT
+    assert text_shape(remedied + READ_IT, remedied, REMEDIES) == "remedy-extra"
+    assert text_shape(UNREAD + READ_IT, UNREAD, REMEDIES) == "remedy-extra"  # a provider's own
+    assert text_shape(UNREAD, remedied, REMEDIES) == "remedy-missing"
+    violations = 'Error: invalid arguments: missing required property "a"; "b" must be a string'
+    reordered = 'Error: invalid arguments: "b" must be a string; missing required property "a"'
+    assert text_shape(reordered, violations, REMEDIES) == "parts-reordered"
+    assert text_shape(remedied + " please", remedied, REMEDIES) == "text-differs"
+    assert text_shape("Error: no such file", remedied, REMEDIES) == "text-differs"
+
+
+def test_one_wrong_text_shape_is_one_cause_across_rules_tools_and_situations() -> None:
+    remedied = UNREAD + READ_IT
+    twice = text_signature("fs.msg.exists-unread", "existing-unread", remedied + READ_IT, remedied,
+                           REMEDIES)  # fmt: skip
+    stale = 'Error: cannot edit "/w/a.txt": file changed since it was read'
+    again = text_signature("policy.dead-end", "changed-since-read",
+                           stale + REMEDIES["FS_STALE_VERSION"] * 2,
+                           stale + REMEDIES["FS_STALE_VERSION"], REMEDIES)  # fmt: skip
+    assert twice == again == "remedy.once · any · remedy-extra"
+    causes = group([_wording_case("REM-012", twice),
+                    _wording_case("DEL-005", again, "edit", "changed-since-read")])  # fmt: skip
+    assert [(c.signature, c.cases, c.tools) for c in causes.causes] == [
+        (twice, ["REM-012", "DEL-005"], ["write", "edit"])
+    ]
+    assert causes.causes[0].words == (
+        "write or edit shows the model the recovery instruction once more than the spec says"
+    )
+
+
+def test_two_different_wrong_texts_stay_two_causes() -> None:
+    remedied = UNREAD + READ_IT
+    # one harness: the remedy appended twice on a write, and other words on a read
+    twice = text_signature("remedy.texts", "existing-unread", remedied + READ_IT, remedied,
+                           REMEDIES)  # fmt: skip
+    other = text_signature("fs.msg.read-missing", "new-file", 'Error: "/w/x" does not exist',
+                           'Error: cannot read "/w/x": not found', REMEDIES)  # fmt: skip
+    # and two texts of other words under one rule and situation keep that rule and situation
+    words = text_signature("remedy.texts", "existing-unread", "Error: refused", remedied, REMEDIES)
+    missing = text_signature("remedy.texts", "existing-unread", UNREAD, remedied, REMEDIES)
+    assert len({twice, other, words, missing}) == 4
+    causes = group([_wording_case("REM-012", twice),
+                    _wording_case("RD-011", other, "read", "new-file"),
+                    _wording_case("GRD-001", words), _wording_case("GRD-012", missing)])  # fmt: skip
+    assert [c.signature for c in causes.causes] == [
+        "remedy.once · any · remedy-extra",
+        "fs.msg.read-missing · new-file · text-differs",
+        "remedy.texts · existing-unread · text-differs",
+        "remedy.texts · any · remedy-missing",
+    ]
+
+
+def test_a_wrong_code_is_keyed_by_the_pair_and_its_rule_comes_from_the_pair() -> None:
+    observed, stale = ("FsError", "FS_NOT_OBSERVED"), ("FsError", "FS_STALE_VERSION")
+    plain = code_signature("fs-error.codes", None, "probe_raise", ("ValueError", "UNKNOWN"), None)
+    assert plain == "tool.error.plain · none→UNKNOWN · code-differs"
+    assert code_signature("fs.msg.changed", "changed-since-read", "write", None, stale) == (
+        "tool.error.structured · FS_STALE_VERSION→none · code-differs"
+    )
+    # the text shows the remedy ran for the expected code: the remedied error's code changed
+    changed = code_signature("policy.edit-intent", "new-file", "edit", stale, observed,
+                             remedied=True)  # fmt: skip
+    assert changed == "remedy.code · FS_NOT_OBSERVED→FS_STALE_VERSION · code-differs"
+    # a refusal of another kind altogether (its text is another code's) keeps the case's rule
+    assert code_signature("policy.failed-read", "stale-after-failed-read", "write", observed,
+                          stale) == "policy.failed-read · stale-after-failed-read · code-differs"  # fmt: skip
+    assert code_signature("err.name", "any", "read", ("HarnessError", "X"), ("FsError", "X")) == (
+        "err.name · any · code-differs"
+    )
+    assert carries_remedy(UNREAD + READ_IT, "FS_NOT_OBSERVED", REMEDIES)
+    assert not carries_remedy(UNREAD + READ_IT, "FS_STALE_VERSION", REMEDIES)
+    lost = loop_error_signature("read", None, {"name": "FsError", "code": "FS_NOT_FOUND"}, "x")
+    assert lost == "loop.result-error · error→none · code-differs"
+    assert loop_error_signature("read", {"name": "A", "code": "B"}, {"code": "B", "name": "A"},
+                                "x") is None  # fmt: skip
+    causes = group([_wording_case("REG-003", plain, "probe_raise", "any")])
+    assert causes.causes[0].words == (
+        "probe_raise carries UNKNOWN where no structured error is expected"
+    )
+
+
+def test_a_checks_subject_is_one_cause_across_cases_and_unknown_subjects_are_refused() -> None:
+    sig = subject_signature("remedy.passthrough", "passthrough-copied")
+    cases = [_case(c, [_verdict(sig, None)], []) for c in ("REM-006", "REM-007", "PROP-002")]
+    causes = group(cases)
+    assert [(c.signature, c.cases, c.words) for c in causes.causes] == [
+        (sig, ["REM-006", "REM-007", "PROP-002"], SUBJECTS["passthrough-copied"])
+    ]
+    with pytest.raises(KeyError, match="no subject"):
+        subject_signature("remedy.passthrough", "REM-006")
 
 
 # -- the situation a call meets ------------------------------------------------------------------

@@ -105,35 +105,38 @@ ONE_CAUSE: dict[str, set[str]] = {
     "fence_ignores_symlinks": {
         "sandbox.workspace-write · symlink-outside · accepted-instead-of-refused",
         # its second effect, named in its docstring: a root opened through a symlink is refused
-        "policy.write-intent · new-file · refused-instead-of-accepted",
+        "sandbox.workspace-write · root-via-symlink · refused-instead-of-accepted",
     },
     "edit_skips_type_check": {"fs.msg.not-regular · not-a-file · text-differs"},
     "keeps_bom_on_write": {"fs.text.utf8 · existing-read · bytes-differ"},
     "sweeps_look_alikes": {"tool.changes-only-target · existing-read · other-files-changed"},
     "logs_failures": {"secret.redact.everywhere · SEC-007 · check-failed"},
     "tool_error_harness_only": {"contract.tool-error.any · REG-024 · check-failed"},
+    "edit_unlocked": {"fs.cas.one-winner · GRD-025 · check-failed"},
+    "remedy_twice": {"remedy.once · any · remedy-extra"},
+    "provider_remedy": {"remedy.once · any · remedy-extra"},
+    "intent_outside_try": {"remedy.texts · any · remedy-missing"},
+    "violations_reordered": {"args.order · any · parts-reordered"},
+    "remedy_changes_code": {"remedy.code · FS_NOT_OBSERVED→FS_STALE_VERSION · code-differs"},
+    "plain_errors_coded": {"tool.error.plain · none→UNKNOWN · code-differs"},
+    "result_without_error": {"loop.result-error · error→none · code-differs"},
+    "derive_leaks_error": {"history.no-error · history-error · check-failed"},
+    "remedy_copies_others": {"remedy.passthrough · passthrough-copied · check-failed"},
+    "remedy_drops_cause": {"remedy.cause · remedied-cause-lost · check-failed"},
+    "trailing_slash_unresolved": {
+        "fs.resolve.display · trailing-slash · refused-instead-of-accepted"
+    },
 }
 # mutant → how many root causes it may show at most, and why it is not yet one. A bound only
 # falls: a change that splits one of these defects further fails here.
 SEVERAL: dict[str, tuple[int, str]] = {
-    "derive_leaks_error": (2, "derive_messages checks have no call"),
-    "edit_unlocked": (1, "a race's own check (two winners) has no call; shown once"),
     "failed_read_forgets": (5, "one forgotten observation shows refused, accepted and coded"),
     "fence_after_policy": (2, "REM-017's check of an inspected error has no call"),
-    "intent_outside_try": (6, "wording causes keep the rule their case cites"),
     "lock_by_spelling": (2, "two race cases' own checks have no call"),
     "no_redaction": (6, "secret scans have no call"),
-    "plain_errors_coded": (9, "wording causes keep the rule their case cites"),
-    "provider_remedy": (18, "wording causes keep the rule their case cites"),
     "read_window_off_by_one": (7, "a read's window is no situation of the vocabulary"),
-    "remedy_changes_code": (13, "wording causes keep the rule their case cites"),
-    "remedy_copies_others": (5, "remedy checks of inspected errors have no call"),
-    "remedy_drops_cause": (2, "remedy checks of inspected errors have no call"),
-    "remedy_twice": (22, "wording causes keep the rule their case cites"),
-    "result_without_error": (20, "loop checks of result fields have no call"),
-    "to_error_bare": (4, "to_error checks have no call"),
-    "trailing_slash_unresolved": (2, "read and write of one spelling cite two rules"),
-    "violations_reordered": (3, "wording causes keep the rule their case cites"),
+    # to_error and the loop's error event are two functions: one defect in each is not a guess
+    "to_error_bare": (2, "to_error and the loop's failure value are judged apart"),
 }
 
 

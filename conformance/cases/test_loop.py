@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from conformance.cases import case, needs
+from conformance.causes import loop_error_signature, subject_signature
 from conformance.client import Client
 from conformance.display import show
 from conformance.harness.contract import Json, JsonObject
@@ -154,8 +155,11 @@ def test_results_carry_the_structured_error(
         f"a successful tool/result carries an error: {show(ok.get('error'))}",
         rule="loop.result-error",
     )
+    want = {"name": "FsError", "code": "FS_NOT_FOUND"}
     judge.equal("(isError, error) of the failed tool/result", (failed.get("isError"), failed.get("error")),
-                (True, {"name": "FsError", "code": "FS_NOT_FOUND"}), rule="loop.result-error")  # fmt: skip
+                (True, want), rule="loop.result-error",
+                signature=loop_error_signature("read", failed.get("error"), want, "loop.result-error")
+                if failed.get("isError") is True else None)  # fmt: skip
     judge.equal("the content of the failed tool/result", failed.get("content"),
                 [{"type": "text", "text": w.fs_error("fs.read_missing", p=f"{root}/x")}], rule="loop.result-error", level="wording")  # fmt: skip
 
@@ -165,10 +169,13 @@ def test_returned_failure_value(client: Client, root: Path, judge: Judge) -> Non
     """turn a returned failure value into an error event with code UNKNOWN, ending the turn"""
     events = play(client, root, [{"tool_calls": [READ_A]}, {"fail": {"code": 500, "detail": "no"}}])
     message = '{"code":500,"detail":"no"}'
+    error: JsonObject = {"turn": 1, "step": 2, "message": message}
     judge.equal("the last two events", events[-2:], [
-        {"type": "error", "data": {"turn": 1, "step": 2, "message": message, "code": "UNKNOWN"}},
+        {"type": "error", "data": {**error, "code": "UNKNOWN"}},
         {"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "error", "message": message, "code": "UNKNOWN"}}},
-    ], rule="loop.failure-value")  # fmt: skip
+    ], rule="loop.failure-value",
+        signature=subject_signature("loop.failure-value", "failure-uncoded")
+        if events[-2:-1] == [{"type": "error", "data": error}] else None)  # fmt: skip
 
 
 @case("LOOP-008", rules=["loop.failure", "script.raise"])
@@ -214,8 +221,12 @@ def test_external_steps_take_no_step(client: Client, root: Path, judge: Judge) -
     judge.transcript("the error flags of the results (the edit after the external write is stale)",
                      flags(events), [["tool/result", "ok"], ["tool/result", "error"]],
                      script=inline(steps), rule="script.external.write")  # fmt: skip
-    judge.equal("the second result's error", of(events, "tool/result")[1].get("error"),
-                {"name": "FsError", "code": "FS_STALE_VERSION"}, rule="script.external.write")  # fmt: skip
+    second, want = (
+        of(events, "tool/result")[1].get("error"),
+        {"name": "FsError", "code": "FS_STALE_VERSION"},
+    )
+    judge.equal("the second result's error", second, want, rule="script.external.write",
+                signature=loop_error_signature("edit", second, want, "script.external.write"))  # fmt: skip
     judge.equal(
         "a.txt after the run",
         (root / "a.txt").read_bytes(),
@@ -391,8 +402,12 @@ def test_probe_tools_only_when_a_scenario_asks(client: Client, root: Path, judge
     for options, unknown in [(None, True), ({"probe": True}, False)]:
         result = of(play(client, root, echo, options=options), "tool/result")[0]
         error = result.get("error") or {}
+        # an unknown tool's error flag without its error: the event lost it, not the options
+        lost = unknown and result.get("isError") is True and "error" not in result
         judge.equal(f"probe_echo in a scenario with options {options} is an unknown tool",
-                    error.get("code") == "UNKNOWN_TOOL", unknown, rule="scenario.options")  # fmt: skip
+                    error.get("code") == "UNKNOWN_TOOL", unknown, rule="scenario.options",
+                    signature=loop_error_signature(None, None, {"code": "UNKNOWN_TOOL"}, "")
+                    if lost else None)  # fmt: skip
 
 
 @case("LOOP-020", rules=["scenario.options", "policy.off"])

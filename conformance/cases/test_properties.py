@@ -16,6 +16,12 @@ from hypothesis import strategies as st
 
 from conformance import spec
 from conformance.cases import case, needs
+from conformance.causes import (
+    code_signature,
+    passthrough_copied,
+    subject_signature,
+    to_error_uncoded,
+)
 from conformance.client import Client, Session
 from conformance.display import show
 from conformance.harness.contract import Json, JsonObject
@@ -62,11 +68,15 @@ def test_remedy_for_every_fs_error(client: Client, judge: Judge, message: str, c
             (ref, same),
             ({"handle": original}, True),
             rule="remedy.passthrough",
+            signature=passthrough_copied(client.is_copy({"handle": original}, (ref, same))),
         )
         return
     described = client.inspect(str(ref.get("handle")))
-    judge.equal(f"remediate of an {code} FsError gave (same, name, code)", (same, described["name"], described["code"]),
-                (False, "FsError", code), rule="remedy.code")  # fmt: skip
+    got = (str(described["name"]), str(described["code"]))
+    judge.equal(f"remediate of an {code} FsError gave (same, name, code)", (same, *got),
+                (False, "FsError", code), rule="remedy.code",
+                signature=code_signature("remedy.code", None, None, got, ("FsError", code), remedied=True)
+                if got != ("FsError", code) else None)  # fmt: skip
     judge.equal(f"the remedied {code} message", described["message"], message + client.wording(GUARDED[code]),
                 rule="remedy.stale" if code == "FS_STALE_VERSION" else "remedy.not-observed", level="wording")  # fmt: skip
     judge.equal(
@@ -74,6 +84,7 @@ def test_remedy_for_every_fs_error(client: Client, judge: Judge, message: str, c
         (described["cause"] or {}).get("handle"),
         original,
         rule="remedy.cause",
+        signature=subject_signature("remedy.cause", "remedied-cause-lost"),
     )
 
 
@@ -89,10 +100,12 @@ def test_remedy_passes_everything_else(client: Client, judge: Judge, kind: str, 
         if kind != "Exception"
         else client.error(kind, message)
     )
-    judge.equal(f"remediate of a {kind} with code {code}", client.remediate({"handle": handle}), ({"handle": handle}, True),
-                rule="remedy.passthrough")  # fmt: skip
-    judge.equal(f"remediate of the value {show(value)}", client.remediate({"value": value}), ({"value": value}, True),
-                rule="remedy.passthrough")  # fmt: skip
+    passed = client.remediate({"handle": handle})
+    judge.equal(f"remediate of a {kind} with code {code}", passed, ({"handle": handle}, True), rule="remedy.passthrough",
+                signature=passthrough_copied(client.is_copy({"handle": handle}, passed)))  # fmt: skip
+    passed = client.remediate({"value": value})
+    judge.equal(f"remediate of the value {show(value)}", passed, ({"value": value}, True), rule="remedy.passthrough",
+                signature=passthrough_copied(client.is_copy({"value": value}, passed)))  # fmt: skip
 
 
 @case("PROP-003", rules=["tool.error.structured", "tool.error.plain", "tool.error.text"])
@@ -115,13 +128,14 @@ def test_to_error(client: Client, judge: Judge, value: Json, kind: str) -> None:
     handle, same = client.to_error({"value": value})
     described = client.inspect(handle)
     judge.equal(f"to_error of {show(value)}: (same, name, code)", (same, described["name"], described["code"]),
-                (False, "HarnessError", "UNKNOWN"), rule="err.to-error.value")  # fmt: skip
+                (False, "HarnessError", "UNKNOWN"), rule="err.to-error.value",
+                signature=to_error_uncoded(same, described["code"]))  # fmt: skip
     judge.equal(f"the message of to_error({show(value)})", described["message"], spec.render_value(value), rule="err.render",
                 level="wording")  # fmt: skip
     # A null cause value and no cause are the same thing (SPEC §1.1: cause is None either way).
     expected = [None, {"value": None}] if value is None else [{"value": value}]
     judge.true(described["cause"] in expected, f"the cause of to_error({show(value)}) is {show(described['cause'])}",
-               rule="err.to-error.value")  # fmt: skip
+               rule="err.to-error.value", signature=to_error_uncoded(same, described["code"]))  # fmt: skip
     code = {"HarnessError": "C", "FsError": "FS_IO_ERROR"}.get(kind)
     error = client.error(kind, "m", code=code) if code else client.error(kind, "m")
     judge.equal(

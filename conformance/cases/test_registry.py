@@ -7,6 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from conformance.cases import case, needs
+from conformance.causes import code_signature
 from conformance.client import Client, Result, Session
 from conformance.disk import Disk
 from conformance.display import show
@@ -54,8 +55,15 @@ def test_plain_exception_has_no_structure(probe: Session, judge: Judge, w: Wordi
     """render a plain exception with the same text and no structured error"""
     result = probe.probe("Exception", "something broke").refused("tool.error.text")
     result.says(w.error("something broke"), "tool.error.plain").code(None, "tool.error.plain")
+    # an error it carries is the one fact the code's verdict names: one cause
+    sig = (
+        None
+        if result.error is None
+        else code_signature("", None, "probe_raise", result.error, None)
+    )
     judge.true("error" not in result.wire, 'the result of a plain exception carries an "error" key',
-               rule="tool.result.wire", level="wording")  # fmt: skip
+               rule="tool.result.wire", level="wording", signature=sig,
+               call=result.record.index if sig else None)  # fmt: skip
 
 
 @case("REG-024", rules=["contract.tool-error.any", "contract.tool-error"])

@@ -5,6 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from conformance.cases import case, needs
+from conformance.causes import (
+    code_signature,
+    passthrough_copied,
+    shape_signature,
+    subject_signature,
+)
 from conformance.client import Client, Session
 from conformance.disk import Disk
 from conformance.display import show
@@ -57,8 +63,9 @@ def test_remedy_keeps_the_code(client: Client, judge: Judge) -> None:
     for code in GUARDED:
         ref, _ = client.remediate({"handle": client.error("FsError", "m", code=code)})
         described = client.inspect(str(ref.get("handle")))
-        judge.equal(f"the remedied {code} error's name and code", (described["name"], described["code"]),
-                    ("FsError", code), rule="remedy.code")  # fmt: skip
+        got = (str(described["name"]), str(described["code"]))
+        judge.equal(f"the remedied {code} error's name and code", got, ("FsError", code), rule="remedy.code",
+                    signature=code_signature("remedy.code", None, None, got, ("FsError", code), remedied=True))  # fmt: skip
 
 
 @case("REM-004", rules=["remedy.cause"])
@@ -70,7 +77,7 @@ def test_remedy_chains_the_original(client: Client, judge: Judge) -> None:
         ref, _ = client.remediate({"handle": original})
         cause = client.inspect(str(ref.get("handle")))["cause"]
         judge.equal(f"the cause of the remedied {code} error", (cause or {}).get("handle"), original,
-                    rule="remedy.cause")  # fmt: skip
+                    rule="remedy.cause", signature=subject_signature("remedy.cause", "remedied-cause-lost"))  # fmt: skip
 
 
 @case("REM-005", rules=["remedy.cause"])
@@ -95,8 +102,9 @@ def test_other_fs_errors_pass_through(client: Client, judge: Judge) -> None:
     for code in FS_CODES:
         if code not in GUARDED:
             original = client.error("FsError", "m", code=code)
-            judge.equal(f"remediate of an {code} FsError", client.remediate({"handle": original}),
-                        ({"handle": original}, True), rule="remedy.passthrough")  # fmt: skip
+            passed = client.remediate({"handle": original})
+            judge.equal(f"remediate of an {code} FsError", passed, ({"handle": original}, True), rule="remedy.passthrough",
+                        signature=passthrough_copied(client.is_copy({"handle": original}, passed)))  # fmt: skip
 
 
 @case("REM-007", rules=["remedy.passthrough"])
@@ -111,8 +119,9 @@ def test_non_fs_errors_pass_through(client: Client, judge: Judge) -> None:
         ("Exception", {}),
     ]:
         original = client.error(kind, "m", **extra)  # type: ignore[arg-type]
-        judge.equal(f"remediate of a {kind} {extra}", client.remediate({"handle": original}),
-                    ({"handle": original}, True), rule="remedy.passthrough")  # fmt: skip
+        passed = client.remediate({"handle": original})
+        judge.equal(f"remediate of a {kind} {extra}", passed, ({"handle": original}, True), rule="remedy.passthrough",
+                    signature=passthrough_copied(client.is_copy({"handle": original}, passed)))  # fmt: skip
 
 
 @case("REM-008", rules=["remedy.passthrough"])
@@ -120,8 +129,9 @@ def test_non_fs_errors_pass_through(client: Client, judge: Judge) -> None:
 def test_non_error_values_pass_through(client: Client, judge: Judge) -> None:
     """return non-error values unchanged"""
     for value in ["FS_STALE_VERSION", {"code": "FS_STALE_VERSION"}, None, 3]:
-        judge.equal(f"remediate of the value {show(value)}", client.remediate({"value": value}),
-                    ({"value": value}, True), rule="remedy.passthrough")  # fmt: skip
+        passed = client.remediate({"value": value})
+        judge.equal(f"remediate of the value {show(value)}", passed, ({"value": value}, True), rule="remedy.passthrough",
+                    signature=passthrough_copied(client.is_copy({"value": value}, passed)))  # fmt: skip
 
 
 def _observed(session: Session, disk: Disk, path: str, content: str) -> None:
@@ -215,8 +225,12 @@ def test_the_provider_message_behind_a_remedy_is_bare(session: Session, disk: Di
         return
     described = client.inspect(handle)
     cause = described["cause"] or {}
-    judge.equal("the provider error behind the remedy has the message", cause.get("message"),
-                w("fs.exists_unread", p=disk.display("a.txt")), rule="fs.msg.no-remedy", level="wording")  # fmt: skip
+    bare, message = w("fs.exists_unread", p=disk.display("a.txt")), cause.get("message")
+    # A recovery instruction in it is the defect the model-facing texts show: one cause.
+    sig = shape_signature(message, bare, w.remedies()) if isinstance(message, str) else None
+    judge.equal("the provider error behind the remedy has the message", message, bare,
+                rule="fs.msg.no-remedy", level="wording", signature=sig,
+                call=result.record.index if sig else None)  # fmt: skip
     judge.equal("the provider error behind the remedy has the code", cause.get("code"),
                 "FS_NOT_OBSERVED", rule="remedy.cause")  # fmt: skip
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from conformance.cases import case, needs
+from conformance.causes import to_error_uncoded
 from conformance.client import Client
 from conformance.display import show
 from conformance.harness.contract import Json, JsonObject
@@ -137,12 +138,14 @@ def test_to_error_wraps_values_as_unknown(client: Client, judge: Judge) -> None:
         handle, same = client.to_error({"value": value})
         described = client.inspect(handle)
         judge.equal(f"to_error of {show(value)}: (same, name, code)", (same, described["name"], described["code"]),
-                    (False, "HarnessError", "UNKNOWN"), rule="err.to-error.value")  # fmt: skip
+                    (False, "HarnessError", "UNKNOWN"), rule="err.to-error.value",
+                    signature=to_error_uncoded(same, described["code"]))  # fmt: skip
         judge.equal(f"the message of to_error({show(value)})", described["message"], message, rule="err.render",
                     level="wording")  # fmt: skip
         if value is not None:
+            # no cause on an error that is not the HarnessError UNKNOWN either: that defect's
             judge.equal(f"the cause of to_error({show(value)})", described["cause"], {"value": value},
-                        rule="err.to-error.value")  # fmt: skip
+                        rule="err.to-error.value", signature=to_error_uncoded(same, described["code"]))  # fmt: skip
 
 
 @case("TAX-009", rules=["err.render", "chain.value", "json.compact"])
