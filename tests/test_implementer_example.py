@@ -14,6 +14,8 @@ import pytest
 
 from tests.suite import REPO
 
+pytestmark = pytest.mark.once
+
 EXAMPLE = REPO / "examples" / "implementer"
 
 

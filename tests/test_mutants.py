@@ -41,6 +41,8 @@ MUTANTS = {
 }
 
 
+pytestmark = pytest.mark.once
+
 Run = tuple[int, dict[str, str], str, list[str]]
 OWN_PROCESS = {"logs_failures"}
 """Mutants whose defect shows only in a child process (its log is the child's stderr)."""
