@@ -817,17 +817,12 @@ def pytest_runtest_makereport(
     state = item.config.stash[STATE]
     judge = state.judges.get(item.nodeid)
     error = call.excinfo.value if call.excinfo is not None else None
-    if (
-        report.failed
-        and report.when in ("setup", "teardown")
-        and isinstance(error, HarnessCallError)
-    ):
-        if report.when == "teardown" and state.harness_gone(error):
-            # Closing a session of a harness that is dead or out of time: the case's own
-            # outcome and the report's last lines already say so.
-            report.outcome, report.longrepr = "passed", None
-            return report
-        report.longrepr = own_words(item, call)
+    # A harness call that failed in set-up or teardown is one line (own_words); closing a
+    # session of a harness that is dead or out of time is none: the case's outcome says so.
+    gone = isinstance(error, HarnessCallError) and state.harness_gone(error)
+    if report.failed and report.when == "teardown" and gone:
+        report.outcome, report.longrepr = "passed", None
+        return report
     skipped = report.skipped and not hasattr(report, "wasxfail")
     if report.when == "call" and judge is not None and not skipped:
         failed = report.failed or (report.skipped and hasattr(report, "wasxfail"))
@@ -851,13 +846,6 @@ def pytest_runtest_makereport(
         report.user_properties.append((DATA, data))
     if report.failed and report.when in ("setup", "call") and "advice" not in data_of(report):
         report.sections.append(("conformance case", f"{case_id}: {_summary(item)}"))
-        excinfo = call.excinfo
-        if (
-            judge is not None
-            and excinfo is not None
-            and isinstance(excinfo.value, ConformanceFailure)
-        ):
-            report.longrepr = own_words(item, call)
     return report
 
 
