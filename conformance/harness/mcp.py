@@ -12,8 +12,10 @@ never carries a structured ``error``: MCP has no error taxonomy. A JSON-RPC erro
 the server is a failed result too; a server that hangs (past ``call_timeout``) or whose
 connection is gone fails the *call* instead, so a dead server can never pass a case that
 expects a refusal. So does a server that writes a line to stdout that is not an MCP message (a
-``console.log`` onto the channel): the next call of that session fails and names the line, the
-server's defect, in a first line that is the same on every call (one root cause).
+``console.log`` onto the channel): the first call that follows such a line fails and names it,
+the server's defect, in a first line that is the same whatever the call (one root cause). That is
+reported once per bridge: a server that logs on every call has every later answer judged as it
+is, the way an MCP client that skips lines it cannot parse would use it.
 
 What the command grants
 -----------------------
@@ -548,6 +550,37 @@ def parse_arguments(arguments: Json) -> JsonObject:
 # -- the bridge --------------------------------------------------------------------------------
 
 
+class _Strays:
+    """The bridge's record of lines servers wrote to stdout that are not MCP messages.
+
+    The first call that sees such a line fails and names it, the server's defect, once for the
+    whole bridge; later lines are only counted (and the count logged when the bridge closes), so
+    a server that logs on every call still has each later answer judged as it is. Which call
+    reports it is the first tool call of the run that sees one: the same for the same cases.
+    """
+
+    def __init__(self) -> None:
+        self.reported = False
+        self.later = 0
+        self.lock = threading.Lock()
+
+    def report(self, found: list[str], what: str) -> None:
+        """Fail this call if it is the first to see stray lines; count them otherwise."""
+        with self.lock:
+            first, self.reported = not self.reported, True
+            if not first:
+                self.later += len(found)
+                return
+        # The first line is the same whatever the call (the root cause's words); what this call
+        # saw follows on the next.
+        lines = f"{len(found)} line{'s' if len(found) > 1 else ''}"
+        raise RuntimeError(
+            "the MCP server wrote lines to stdout that are not MCP messages; MCP's stdio "
+            "transport carries only JSON-RPC messages there (a server logs to stderr)\n"
+            f"{lines} by the time {what} answered, the first: {found[0]!r}"
+        )
+
+
 @dataclass
 class _Session:
     """One workspace: its own server process, connection and call counter."""
@@ -555,8 +588,9 @@ class _Session:
     client: ClientSession
     stop: concurrent.futures.Future[None]
     runner: concurrent.futures.Future[None]
+    log: _Strays
     strays: list[str] = field(default_factory=list)
-    """Lines the server wrote to stdout that are not MCP messages, not yet reported."""
+    """Lines the server wrote to stdout that are not MCP messages, not yet looked at."""
     ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -565,18 +599,11 @@ class _Session:
             return f"call_{next(self.ids)}"
 
     def check_stdout(self, what: str) -> None:
-        """Fail the call if the server wrote something else than MCP messages on stdout."""
+        """Fail the bridge's first call that follows lines on stdout that are not MCP messages."""
         with self.lock:
             found, self.strays[:] = list(self.strays), []
         if found:
-            # The first line is the same on every call (the root cause's words); what this call
-            # saw follows on the next.
-            lines = f"{len(found)} line{'s' if len(found) > 1 else ''}"
-            raise RuntimeError(
-                "the MCP server wrote lines to stdout that are not MCP messages; MCP's stdio "
-                "transport carries only JSON-RPC messages there (a server logs to stderr)\n"
-                f"{lines} by the time {what} answered, the first: {found[0]!r}"
-            )
+            self.log.report(found, what)
 
 
 class McpBridge:
@@ -592,6 +619,7 @@ class McpBridge:
         self._sessions: dict[str, _Session] = {}
         self._handles = itertools.count(1)
         self._lock = threading.Lock()
+        self._strays = _Strays()
         self._loop = asyncio.new_event_loop()
         # One loop for every connection: the SDK is async, the contract's callers are threads.
         self._thread = threading.Thread(
@@ -716,6 +744,12 @@ class McpBridge:
             self._sessions.clear()
         for state in sessions:
             self._stop(state)
+        with self._strays.lock:
+            later, self._strays.later = self._strays.later, 0
+        if later:
+            lines = f"{later} more line{'s' if later > 1 else ''}"
+            print(f"MCP bridge: the servers wrote {lines} to stdout that are not MCP messages "
+                  "(only the first is reported)", file=sys.stderr)  # fmt: skip
         if self._thread.is_alive():
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=_STOP_GRACE_S)
@@ -756,7 +790,7 @@ class McpBridge:
             raise ValueError(
                 f"MCP server command {self.command!r} could not start: {_reason(exc)}"
             ) from None
-        return _Session(client, stop, runner, strays)
+        return _Session(client, stop, runner, self._strays, strays)
 
     async def _connect(
         self,
@@ -768,7 +802,7 @@ class McpBridge:
         """Hold one connection open, in one task as the SDK's context managers need, until stop.
 
         A line on the server's stdout that is not an MCP message reaches the SDK's message
-        handler as an exception; it is kept in ``strays`` for the session's next call to report.
+        handler as an exception; it is kept in ``strays`` for the session's next call to look at.
         """
         from mcp import ClientSession, StdioServerParameters  # noqa: PLC0415
         from mcp.client.stdio import stdio_client  # noqa: PLC0415
