@@ -523,12 +523,12 @@ class Session:
                     after = watch.snapshot()
                     client.suite_changes = {c.path: after.get(c.path) for c in diff(before, after)}
 
-        client.transport.set_pause_handler(handler)
+        client.transport.add_pause_handler(handler)
         try:
             client.call("arm_pause", {"session": self.current(), "point": point})
             yield pause
         finally:
-            client.transport.set_pause_handler(None)
+            client.transport.remove_pause_handler(handler)
 
     def close(self) -> None:
         """Forget the session (nothing to do if the harness restarted meanwhile)."""

@@ -71,6 +71,7 @@ class ReferenceHarness:
                 "readWindow": True,
                 "unguarded": True,
                 "surrogates": True,
+                "pausePoints": ["checked", "staged", "waiting"],
             },
             "paths": "any",
         }

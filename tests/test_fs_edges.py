@@ -150,7 +150,7 @@ def test_an_unknown_sandbox_mode_is_refused_with_every_mode_listed(mode: object)
 
 
 def test_an_unknown_pause_point_is_refused_with_the_points_listed() -> None:
-    expected = "unknown pause point 'committed'; expected one of ('checked', 'staged')"
+    expected = "unknown pause point 'committed'; expected one of ('checked', 'staged', 'waiting')"
     with pytest.raises(ValueError, match=_whole(expected)):
         LocalFs().arm("committed", lambda: None)
 

@@ -552,8 +552,10 @@ def test_lines_a_server_logs_onto_stdout_are_its_defect_reported_once(
         bridge.close()
     assert (tmp_path / "a.txt").read_text() == "b\n"
     # The later lines (a banner per server, a line per call) are counted in the bridge's log.
-    assert "the servers wrote 4 more lines to stdout that are not MCP messages (only the " \
+    assert (
+        "the servers wrote 4 more lines to stdout that are not MCP messages (only the "
         "first is reported)" in capfd.readouterr().err
+    )
 
 
 def test_the_suite_judges_the_fence_of_an_mcp_server(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -213,7 +214,7 @@ def test_a_paused_mutation_lets_the_suite_act_then_resumes(tmp_path: Path) -> No
     transport = Stdio([sys.executable, "-m", "conformance.serve", "--harness", "reference"],
                       label="reference", env=ENV, timeout_s=30)  # fmt: skip
     seen: list[tuple[str, str, bool]] = []
-    transport.set_pause_handler(
+    transport.add_pause_handler(
         lambda session, point: seen.append((session, point, (root / "new.txt").exists()))
     )
     try:
@@ -226,6 +227,47 @@ def test_a_paused_mutation_lets_the_suite_act_then_resumes(tmp_path: Path) -> No
     assert seen == [(session, "staged", False)]
     assert result["isError"] is False
     assert (root / "new.txt").read_text() == "x"
+
+
+def test_a_mutation_that_must_wait_for_another_says_so(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    transport = Stdio([sys.executable, "-m", "conformance.serve", "--harness", "reference"],
+                      label="reference", env=ENV, timeout_s=30)  # fmt: skip
+    seen: list[tuple[str, str]] = []
+    waiting = threading.Event()
+    answers: list[Any] = []
+
+    def second_write() -> None:
+        answers.append(transport.call("call_tool", {"session": second, "name": "write",
+                                                    "arguments": {"file_path": "b.txt", "content": "b"}}))  # fmt: skip
+
+    worker = threading.Thread(target=second_write)
+
+    def on_pause(session: str, point: str) -> None:
+        seen.append((session, point))
+        if point == "checked":  # the first holds the directory: the second must wait for it
+            worker.start()
+            assert waiting.wait(30), "the second mutation never said it waits"
+        elif point == "waiting":
+            waiting.set()
+
+    transport.add_pause_handler(on_pause)
+    try:
+        first = transport.call("open_workspace", {"root": str(root), "options": {}})
+        second = transport.call("open_workspace", {"root": str(root), "options": {}})
+        transport.call("arm_pause", {"session": first, "point": "checked"})
+        transport.call("arm_pause", {"session": second, "point": "waiting"})
+        result = transport.call("call_tool", {"session": first, "name": "write",
+                                              "arguments": {"file_path": "a.txt", "content": "a"}})  # fmt: skip
+        worker.join()
+    finally:
+        transport.close()
+    assert seen == [(first, "checked"), (second, "waiting")]
+    assert result["isError"] is False
+    assert [answer["isError"] for answer in answers] == [False]
+    assert (root / "a.txt").read_text() == "a"
+    assert (root / "b.txt").read_text() == "b"
 
 
 def test_lone_surrogates_cross_the_protocol_as_escapes(tmp_path: Path) -> None:

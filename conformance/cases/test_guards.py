@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from contextlib import nullcontext
 from functools import partial
 
 from conformance.cases import case, needs
@@ -388,7 +389,8 @@ def test_concurrent_guarded_edits(
         # Each edit changes its own line, so a lost edit shows in the bytes, not only the flag.
         edits: list[Callable[[], Result]] = [partial(sessions[0].edit, name, "first = 1", "first = A"),
                  partial(sessions[1].edit, name, "second = 2", "second = B")]  # fmt: skip
-        outcomes = _paused_race(sessions[0], *edits) if paused else _at_once(edits)
+        outcomes = (_paused_race(client, *zip(sessions, edits, strict=True)) if paused
+                    else _at_once(edits))  # fmt: skip
         labels = ['the edit "first = 1" → "first = A"', 'the edit "second = 2" → "second = B"']
         contents = [b"first = A\nsecond = 2\n", b"first = 1\nsecond = B\n"]
         _lost(judge, round_, name, outcomes, labels, contents, disk.read(name),
@@ -417,8 +419,8 @@ def test_a_race_through_a_symlink_alias(
         observe(second, alias)
         contents = [b"through the name\n", b"through the alias\n"]
         if paused:
-            outcomes = _paused_race(first, partial(first.write, name, "through the name\n"),
-                                    partial(second.write, alias, "through the alias\n"))  # fmt: skip
+            outcomes = _paused_race(client, (first, partial(first.write, name, "through the name\n")),
+                                    (second, partial(second.write, alias, "through the alias\n")))  # fmt: skip
         else:
             outcomes = _at_once([partial(first.write, name, "through the name\n"),
                                  partial(second.write, alias, "through the alias\n")])  # fmt: skip
@@ -428,20 +430,25 @@ def test_a_race_through_a_symlink_alias(
 
 
 ALIAS_WAIT_S = 1.0
-"""How long the second writer gets while the first mutation is paused after its checks."""
+"""How long the second writer gets while the first mutation is paused after its checks, unless
+the harness says sooner that the second one waits for the first (the ``waiting`` point)."""
+
+Mutation = tuple[Session, Callable[[], Result]]
+"""A session and the guarded mutation it makes."""
 
 
-def _paused_race(
-    first: Session, mutate_first: Callable[[], Result], mutate_second: Callable[[], Result]
-) -> list[Result]:
-    """``first``'s mutation pauses after its checks; meanwhile the second one runs.
+def _paused_race(client: Client, first: Mutation, second: Mutation) -> list[Result]:
+    """The first mutation pauses after its checks; meanwhile the second one runs.
 
-    A harness that excludes the second writer makes it wait until the first is published; the
-    wait is bounded so that such a harness costs at most ``ALIAS_WAIT_S``. Only the outcomes are
-    judged, never the time: a harness that let the second writer through shows two winners.
+    A harness that excludes the second writer makes it wait until the first is published. One
+    that offers the ``waiting`` point (SPEC §6.4) says when the second writer starts to wait, and
+    the first goes on at once; otherwise the wait is bounded, so that such a harness costs at
+    most ``ALIAS_WAIT_S``. Only the outcomes are judged, never the time: a harness that let the
+    second writer through shows two winners.
     """
+    (first_session, mutate_first), (second_session, mutate_second) = first, second
     box: list[Result] = []
-    done = threading.Event()
+    settled = threading.Event()  # the second writer finished, or is waiting for the first
     failures: list[BaseException] = []
 
     def the_second() -> None:
@@ -450,19 +457,23 @@ def _paused_race(
         except BaseException as exc:  # surfaced on the case's own thread below
             failures.append(exc)
         finally:
-            done.set()
+            settled.set()
 
     worker = threading.Thread(target=the_second, daemon=True)
 
     def meanwhile() -> None:
         worker.start()
-        done.wait(ALIAS_WAIT_S)
+        settled.wait(ALIAS_WAIT_S)
 
-    with first.paused("checked", meanwhile) as pause:
+    says_waiting = client.profile.supports("pausePoints", "waiting")
+    with (
+        second_session.paused("waiting", settled.set) if says_waiting else nullcontext(),
+        first_session.paused("checked", meanwhile) as pause,
+    ):
         result = mutate_first()
-    if pause.fired:
-        worker.join()
-    else:  # refused before its checks passed: the second writer simply goes second
+        if pause.fired:
+            worker.join()  # while the waiting point is still armed: the second call is over
+    if not pause.fired:  # refused before its checks passed: the second writer simply goes second
         the_second()
     if failures:
         raise failures[0]

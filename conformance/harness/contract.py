@@ -54,7 +54,9 @@ CAPABILITIES: Final = tuple(CAPABILITY_METHODS)
 IMPLIED: Final[dict[str, str]] = {"toolCodes": "taxonomy"}
 """A capability that another one implies: a ``taxonomy`` harness has codes on its results."""
 SANDBOX_MODES: Final = ("read-only", "workspace-write", "danger-full-access")
-PAUSE_POINTS: Final = ("checked", "staged")
+PAUSE_POINTS: Final = ("checked", "staged", "waiting")
+DEFAULT_PAUSE_POINTS: Final = ("checked", "staged")
+"""What a harness that declares ``pause`` without ``pausePoints`` offers: ``waiting`` is opt-in."""
 VALUE_CAUSES: Final = ("harness", "all")
 """Which kinds ``make_error`` gives a value cause: the harness kinds only, or every kind."""
 LIST_OPTIONS: Final[dict[str, tuple[str, ...]]] = {
@@ -253,7 +255,7 @@ def _check_options(options: object, where: str) -> dict[str, Json]:
         )
     checked: dict[str, Json] = {
         "sandbox": [],
-        "pausePoints": list(PAUSE_POINTS),
+        "pausePoints": list(DEFAULT_PAUSE_POINTS),
         "valueCauses": "harness",
     } | dict.fromkeys(FLAG_OPTIONS, False)
     for name, value in options.items():

@@ -45,7 +45,7 @@ class Transport(ABC):
     """Bumped whenever the harness behind the transport restarts (its sessions are gone)."""
 
     def __init__(self) -> None:
-        self._pause_handler: PauseHandler | None = None
+        self._pause_handlers: list[PauseHandler] = []
         self._pause_lock = threading.Lock()
 
     @abstractmethod
@@ -66,15 +66,21 @@ class Transport(ABC):
         """
         return False
 
-    def set_pause_handler(self, handler: PauseHandler | None) -> None:
-        """What the suite does when an armed mutation pauses (SPEC §6.4)."""
+    def add_pause_handler(self, handler: PauseHandler) -> None:
+        """What the suite does when an armed mutation pauses (SPEC §6.4); one per armed point."""
         with self._pause_lock:
-            self._pause_handler = handler
+            self._pause_handlers.append(handler)
+
+    def remove_pause_handler(self, handler: PauseHandler) -> None:
+        """Forget a handler ``add_pause_handler`` installed."""
+        with self._pause_lock:
+            self._pause_handlers.remove(handler)
 
     def _paused(self, session: str, point: str) -> None:
+        # Two sessions can be armed at once (a race): each handler picks its own session.
         with self._pause_lock:
-            handler = self._pause_handler
-        if handler is not None:
+            handlers = list(self._pause_handlers)
+        for handler in handlers:
             handler(session, point)
 
 

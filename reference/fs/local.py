@@ -72,7 +72,7 @@ RACY_WINDOW_NS: Final = 2_000_000_000
 RETAIN_MAX_BYTES: Final = 64 * 1024 * 1024
 TEMP_SUFFIX: Final = ".reference-tmp"
 TEMP_NAME: Final = re.compile(r"\..*\.[0-9a-f]{12}" + re.escape(TEMP_SUFFIX))
-PAUSE_POINTS: Final = ("checked", "staged")
+PAUSE_POINTS: Final = ("checked", "staged", "waiting")
 REALPATH_TRIES: Final = 8
 _NO_LINKS: Final = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS})
 _NO_DIR_FSYNC: Final = frozenset({errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EBADF})
@@ -173,7 +173,7 @@ class LocalFs:
         """The local disk has no fence of its own."""
 
     def arm(self, point: str, on_pause: Callable[[], None]) -> None:
-        """Call ``on_pause`` when the next mutation reaches ``point`` (``checked``/``staged``)."""
+        """Call ``on_pause`` when the next mutation reaches ``point`` (a ``PAUSE_POINTS`` one)."""
         if point not in PAUSE_POINTS:
             raise ValueError(f"unknown pause point {point!r}; expected one of {PAUSE_POINTS}")
         self._armed[point] = on_pause
@@ -313,7 +313,13 @@ class LocalFs:
                 and (st.st_dev, st.st_ino) != target.parent
             ):
                 raise fs_error("redirected", op=op, p=p)
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                # Another mutation holds the directory: say so (SPEC §6.4 ``waiting``), so a
+                # suite racing the two can let that one finish instead of waiting out a bound.
+                self._pause("waiting")
+                fcntl.flock(fd, fcntl.LOCK_EX)
             place = _Place(fd, directory, created, self._stat)
             _sweep_once(place, (st.st_dev, st.st_ino))
             return place

@@ -5,6 +5,8 @@ and one of them is lost.
 """
 
 import fcntl
+import os
+import stat
 import threading
 from typing import Any
 
@@ -23,7 +25,9 @@ class _Fcntl:
 
     @staticmethod
     def flock(fd: int, operation: int) -> None:
-        if getattr(_editing, "on", False) and operation == fcntl.LOCK_EX:
+        # The directory lock, tried without blocking first, then waited for: both left out.
+        locks_directory = operation & fcntl.LOCK_EX and stat.S_ISDIR(os.fstat(fd).st_mode)
+        if getattr(_editing, "on", False) and locks_directory:
             return
         fcntl.flock(fd, operation)
 

@@ -7,6 +7,7 @@ symlink alias in another directory takes another lock, and both win.
 import collections
 import fcntl
 import os
+import stat
 import threading
 from typing import Any
 
@@ -29,7 +30,8 @@ class _Fcntl:
 
     @staticmethod
     def flock(fd: int, operation: int) -> None:
-        if operation != fcntl.LOCK_EX:
+        # The directory lock, tried without blocking first, then waited for: both left out.
+        if not (operation & fcntl.LOCK_EX and stat.S_ISDIR(os.fstat(fd).st_mode)):
             fcntl.flock(fd, operation)
 
 
