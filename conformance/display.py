@@ -60,17 +60,17 @@ class Places:
         self._root: str | None = None
         self._base: str | None = None
         self._pattern: re.Pattern[str] | None = None
-        self._cached: list[tuple[str, str]] = []
+        self._cached: list[tuple[str, str]] | None = None
 
     def run_directory(self, label: str, directory: str | os.PathLike[str]) -> None:
         """A directory that lives for the whole run (``harness tmp``, ``tmp``…)."""
         self._run[label] = os.fspath(directory)
-        self._pattern = None
+        self._pattern = self._cached = None
 
     def case(self, root: str | os.PathLike[str], base: str | os.PathLike[str]) -> None:
         """The current case's workspace ``root`` inside the directory ``base`` it owns."""
         self._root, self._base = os.fspath(root), os.fspath(base)
-        self._pattern = None
+        self._pattern = self._cached = None
 
     def forget_all(self) -> None:
         """Nothing is named any more (a fresh registry, for tests)."""
@@ -80,14 +80,14 @@ class Places:
     def forget_case(self) -> None:
         """The case is over: its directories are no longer named."""
         self._root = self._base = None
-        self._pattern = None
+        self._pattern = self._cached = None
 
     def _entries(self) -> list[tuple[str, str]]:
         """(spelling, name) of every registered directory, deepest first.
 
         The root is named ``""``, the case's own directory by its way up from the root (``..``).
         """
-        if self._pattern is not None:
+        if self._cached is not None:
             return self._cached
         pairs: list[tuple[str, str]] = []
         if self._root is not None and self._base is not None:
@@ -100,9 +100,6 @@ class Places:
             for spelling in _spellings(directory):
                 entries.setdefault(spelling, name)
         self._cached = sorted(entries.items(), key=lambda e: len(e[0]), reverse=True)
-        # A directory ends where the path does: "/x/ws" is not the start of "/x/ws2".
-        alternatives = "|".join(re.escape(spelling) for spelling, _ in self._cached) or "(?!)"
-        self._pattern = re.compile(f"(?:{alternatives})" + r"(?![\w-]|\.[\w-])")
         return self._cached
 
     def longest(self) -> int:
@@ -134,8 +131,12 @@ class Places:
         """A text with every registered directory in it replaced by its place's name."""
         if "/" not in text:
             return text
-        names = dict(self._entries())
-        assert self._pattern is not None
+        entries = self._entries()
+        names = dict(entries)
+        if self._pattern is None:  # compiled only when a text is named: most cases never need it
+            # A directory ends where the path does: "/x/ws" is not the start of "/x/ws2".
+            alternatives = "|".join(re.escape(spelling) for spelling, _ in entries) or "(?!)"
+            self._pattern = re.compile(f"(?:{alternatives})" + r"(?![\w-]|\.[\w-])")
 
         def name_of(match: re.Match[str]) -> str:
             name = names[match.group(0)]
