@@ -1,6 +1,7 @@
 """Bugs every harness author met first (issue 15), each shown on a harness that is not the
 reference: the behaviour level's exit status, a scenario's missing workspace, a permission case
-that passed for another reason, and line endings rewritten outside an edit."""
+that passed for another reason, line endings rewritten outside an edit, and replacement
+patterns expanded in new_string."""
 
 from __future__ import annotations
 
@@ -81,3 +82,15 @@ def test_the_permission_case_refuses_only_for_the_permission(tmp_path: Path) -> 
 def _suite_command() -> list[str]:
     return [sys.executable, "-m", "conformance", "-p", "no:cacheprovider",
             "--hypothesis-profile", "default"]  # fmt: skip
+
+
+def test_replacement_patterns_in_new_string_are_text(tmp_path: Path) -> None:
+    # re.sub expands \g<0> and \0 in the replacement; the edit must insert them as written,
+    # and a.txt (JavaScript's patterns, plain text to re.sub) passed: b.txt is named.
+    entry = _one_case(tmp_path, "edit_by_regex:harness", "PRV-033")
+    assert entry["outcome"] == "failed"
+    message = str(entry["message"])
+    assert message.startswith(
+        'edit of "b.txt" accepted, but "b.txt" overwritten (18 → 20 bytes: "before item \\u0000 '
+        'after\\n") instead of holding "before \\\\g<0> \\\\0 after\\n"; SPEC §3.4b {edit.literal}'
+    ), message

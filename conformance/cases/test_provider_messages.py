@@ -474,6 +474,18 @@ def test_overlapping_occurrences(session: Session, disk: Disk, w: Wording) -> No
     )
 
 
+@case("PRV-033", rules=["edit.literal"])
+def test_new_string_is_inserted_as_given(session: Session, disk: Disk) -> None:
+    """insert new_string as given: replacement patterns ($&, $$, \\g<0>…) in it are plain text"""
+    # JavaScript's String.prototype.replace expands the first; Python's re.sub the second.
+    for name, patterns in [("a.txt", "$&$& $$ $1 $` $'"), ("b.txt", "\\g<0> \\0")]:
+        disk.write(name, "before item after\n")
+        observe(session, name)
+        session.edit(name, "item", patterns).accepted(
+            "edit.literal", changes={name: f"before {patterns} after\n"}
+        )
+
+
 @case("PRV-027", rules=["fs.order.edit", "fs.msg.binary"])
 @needs(options=["unguarded"])
 def test_binary_speaks_before_invalid_utf8_on_edit(
