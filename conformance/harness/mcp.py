@@ -14,8 +14,9 @@ connection is gone fails the *call* instead, so a dead server can never pass a c
 expects a refusal. So does a server that writes a line to stdout that is not an MCP message (a
 ``console.log`` onto the channel): the first call that follows such a line fails and names it,
 the server's defect, in a first line that is the same whatever the call (one root cause). That is
-reported once per bridge: a server that logs on every call has every later answer judged as it
-is, the way an MCP client that skips lines it cannot parse would use it.
+reported once per bridge process: a server that logs on every call has every later answer judged
+as it is, the way an MCP client that skips lines it cannot parse would use it. (A new harness
+child, after a call that blocked or in a case that starts a second one, reports it once again.)
 
 What the command grants
 -----------------------
@@ -554,9 +555,10 @@ class _Strays:
     """The bridge's record of lines servers wrote to stdout that are not MCP messages.
 
     The first call that sees such a line fails and names it, the server's defect, once for the
-    whole bridge; later lines are only counted (and the count logged when the bridge closes), so
-    a server that logs on every call still has each later answer judged as it is. Which call
-    reports it is the first tool call of the run that sees one: the same for the same cases.
+    whole bridge (one harness process); later lines are only counted (and the count logged when
+    the bridge closes), so a server that logs on every call still has each later answer judged
+    as it is. Which call reports it is the first tool call that sees one: the same for the same
+    cases.
     """
 
     def __init__(self) -> None:
