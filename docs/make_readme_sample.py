@@ -9,7 +9,9 @@ script produces, durations aside.
 * ``failure`` — the failed-case line of a harness that writes in place
   (``tests.fixtures.non_atomic``);
 * ``causes`` — the root-cause summary of a harness with two defects in ``edit``
-  (``tests.fixtures.edit_two_defects``), each case list cut after three IDs.
+  (``tests.fixtures.edit_two_defects``), each case list cut after three IDs;
+* ``matrix`` — the terminal summary (``matrix --format text``) of three committed behaviour
+  reports of ``docs/peers/``, its rows per area left out.
 """
 
 from __future__ import annotations
@@ -33,6 +35,13 @@ RUNS: Final = {
     "failure": ["--harness", "tests.fixtures.non_atomic:harness", "--conformance-case", "PUB-001"],
     "causes": ["--harness", "tests.fixtures.edit_two_defects:harness"],
 }
+PEERS: Final = REPO / "docs" / "peers"
+SHOWN_PEERS: Final = ("reference", "deepagents", "fast_fs")
+"""The control and one peer of each language: the README shows the summary's top rows for them."""
+RUNS["matrix"] = [
+    "matrix", *(str(PEERS / f"{name}.behaviour.json") for name in SHOWN_PEERS), "--format", "text"
+]
+SHOWN_ROWS: Final = ("area ", "-", "capabilities ", "level ", "all areas ", "root causes ", "✓ ")
 SHOWN_CASES: Final = 3  # a root cause's case list is cut after this many in the README
 
 
@@ -40,9 +49,10 @@ def _run(args: list[str]) -> str:
     with tempfile.TemporaryDirectory() as scratch:
         env = {**os.environ, "PYTHONPATH": str(REPO)}
         env = {k: v for k, v in env.items() if not k.startswith(("PYTEST_XDIST_", "CI"))}
+        options = [] if args[:1] == ["matrix"] else ["-p", "no:cacheprovider",
+                                                     "--hypothesis-profile", "default"]  # fmt: skip
         done = subprocess.run(
-            [sys.executable, "-m", "conformance", "-p", "no:cacheprovider",
-             "--hypothesis-profile", "default", *args],
+            [sys.executable, "-m", "conformance", *options, *args],
             cwd=scratch, env=env, capture_output=True, text=True, check=False,
         )  # fmt: skip
     return done.stdout
@@ -51,6 +61,8 @@ def _run(args: list[str]) -> str:
 def sample(name: str) -> str:
     """One sample, as the README shows it."""
     out = _run(RUNS[name])
+    if name == "matrix":
+        return "".join(line + "\n" for line in out.splitlines() if line.startswith(SHOWN_ROWS))
     if name == "failure":
         lines = out.splitlines()
         at = lines.index("failed cases:")

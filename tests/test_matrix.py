@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from conformance.report import AREAS
-from conformance.report.matrix import render, write
+from conformance.report.matrix import STYLE, render, summary, write
 
 ALL_CAPABILITIES = ["tools", "taxonomy", "loop", "native", "toolErrors", "pause"]
 # Everything a verdict can hold that HTML cares about: tags, both quotes, an ampersand, a newline.
@@ -474,3 +474,15 @@ def test_a_browser_renders_the_page(tmp_path: Path) -> None:
         assert len(data) > 8_000, len(data)
         shots.append(data)
     assert shots[0] != shots[1]
+
+
+def test_the_text_summary_legend_spells_every_symbol_its_cells_use() -> None:
+    reports = [json.loads(path.read_text(encoding="utf-8"))
+               for path in sorted((Path(__file__).parent.parent / "docs" / "peers").glob("*.json"))
+               if path.name != "timings.json"]  # fmt: skip
+    text = summary(reports, "text")
+    body, legend = text.rstrip("\n").rsplit("\n", 1)
+    used = {symbol for symbol, _ in STYLE.values() if symbol in body}
+    assert {"✓", "✗", "△", "↷"} <= used
+    for symbol in used:
+        assert f"{symbol} {dict(STYLE.values())[symbol]}" in legend

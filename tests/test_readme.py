@@ -46,7 +46,7 @@ def test_the_case_table_in_the_docs_is_the_suites_own(tmp_path: Path) -> None:
 def test_the_readme_samples_are_what_a_real_run_prints() -> None:
     documented = make_readme_sample.documented(README)
     made = make_readme_sample.samples()
-    assert set(documented) == set(made) == {"reference", "failure", "causes"}
+    assert set(documented) == set(made) == {"reference", "failure", "causes", "matrix"}
     for name, body in made.items():
         assert make_readme_sample.normalized(documented[name]) == make_readme_sample.normalized(
             body

@@ -649,13 +649,16 @@ def _clip(value: Json) -> Json:
 
 FORMATS: Final = ("html", "text", "md")
 _SUMMARY_OUTCOMES: Final = ("passed", "failed", "not-applicable", "not-run")
+_SHOWN: Final = (*_SUMMARY_OUTCOMES, *(o for o in STYLE if o not in _SUMMARY_OUTCOMES))
+"""The order a cell counts outcomes in, and the legend spells them."""
 
 
 def summary(reports: Sequence[JsonObject], fmt: str) -> str:
     """The comparison as a table for a terminal (``text``) or a Markdown page (``md``).
 
     Harnesses are columns, areas rows; each cell counts the area's cases per outcome with the
-    page's symbols (``✓3 ✗1 ∅2``), and a row per root cause follows when the reports name them.
+    page's symbols (``✓3 ✗1 ∅2``), and a row counts the root causes when the reports name them.
+    The legend spells every outcome a cell can count.
     """
     if fmt not in ("text", "md"):
         raise ValueError(f"format {fmt!r} does not exist; choose one of {', '.join(FORMATS)}")
@@ -681,7 +684,7 @@ def summary(reports: Sequence[JsonObject], fmt: str) -> str:
     if any(isinstance(c, list) for c in causes):
         rows.append(["root causes"] + [str(len(c)) if isinstance(c, list) else MISSING
                                        for c in causes])  # fmt: skip
-    legend = "  ".join(f"{STYLE[o][0]} {o}" for o in _SUMMARY_OUTCOMES)
+    legend = "  ".join(f"{STYLE[o][0]} {STYLE[o][1]}" for o in _SHOWN)
     if fmt == "md":
         out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
@@ -702,5 +705,4 @@ def _tally(cases: Iterable[JsonObject]) -> str:
     if not counts:
         return MISSING
     # Outcomes beyond the common four (expected-fail, skipped, …) still show, with their symbol.
-    shown = [*_SUMMARY_OUTCOMES, *(o for o in STYLE if o not in _SUMMARY_OUTCOMES)]
-    return " ".join(f"{STYLE[o][0]}{counts[o]}" for o in shown if counts[o])
+    return " ".join(f"{STYLE[o][0]}{counts[o]}" for o in _SHOWN if counts[o])
