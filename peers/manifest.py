@@ -7,6 +7,9 @@ can never disagree.
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,9 +79,26 @@ class Manifest:
             return [["npm", "install", "--prefix", env, "--no-audit", "--no-fund", "--silent",
                      *self.packages]]  # fmt: skip
         return [
-            [self.runtime, "-m", "venv", env],
+            [find_python(self.runtime, self.folder), "-m", "venv", env],
             [f"{env}/bin/pip", "install", "-q", *self.packages],
         ]
+
+
+def find_python(runtime: str, folder: str, pyenv_root: Path | None = None) -> str:
+    """The ``python3.X`` that runs: on PATH, else pyenv's own (its shim of an inactive version
+    does not run); ``ManifestError`` in one line naming the peer when there is none."""
+    candidates = [shutil.which(runtime)]
+    root = pyenv_root or Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+    version = runtime.removeprefix("python")
+    candidates += [str(path) for path in sorted(root.glob(f"versions/{version}.*/bin/{runtime}"))]
+    for candidate in candidates:
+        if candidate and subprocess.run([candidate, "-c", ""], capture_output=True,
+                                        check=False).returncode == 0:  # fmt: skip
+            return candidate
+    raise ManifestError(
+        f"peers/{folder}: needs {runtime}, which is neither on PATH nor under {root}/versions "
+        f"(install Python {version}, or put its bin/ on PATH)"
+    )
 
 
 def load(folder: str) -> Manifest:

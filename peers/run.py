@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from peers.manifest import PEERS_DIR, Manifest, folders, load
+from peers.manifest import PEERS_DIR, Manifest, ManifestError, folders, load
 
 REPO: Final = PEERS_DIR.parent
 ENVS: Final = PEERS_DIR / ".envs"
@@ -145,7 +145,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     targets = list(controls)
     for manifest in manifests:
         if not options.no_install:
-            install(manifest)
+            try:
+                install(manifest)
+            except (ManifestError, subprocess.CalledProcessError) as exc:
+                raise SystemExit(f"python -m peers: {exc}") from None
         targets.append(target_of(manifest))
     timings = _load_timings(out)
     with tempfile.TemporaryDirectory(prefix="peers-") as scratch:

@@ -28,7 +28,7 @@ from conformance.harness.contract import GRANTS
 from conformance.harness.mcp import SPEC_TOOLS, load_mapping
 from conformance.report.matrix import summary
 from peers import triage
-from peers.manifest import PEERS_DIR, folders, load
+from peers.manifest import PEERS_DIR, ManifestError, find_python, folders, load
 from peers.page import CONTROLS, columns, report_path
 from peers.replay import Exchange, exchanges
 
@@ -375,3 +375,19 @@ def test_matrix_prints_the_comparison_in_the_terminal(capsys: pytest.CaptureFixt
     assert "--format 'csv' does not exist" in capsys.readouterr().err
     assert main(["matrix", *reports]) == USAGE_ERROR  # HTML needs -o
     assert "give -o OUT" in capsys.readouterr().err
+
+
+def test_a_peer_finds_its_python_under_pyenv_or_says_in_one_line_it_is_missing(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(ManifestError) as missing:
+        find_python("python3.99", "openhands", pyenv_root=tmp_path)
+    assert str(missing.value) == (
+        f"peers/openhands: needs python3.99, which is neither on PATH nor under {tmp_path}/versions "
+        "(install Python 3.99, or put its bin/ on PATH)"
+    )
+    # pyenv keeps every version under versions/, outside PATH until it is activated.
+    binary = tmp_path / "versions" / "3.99.1" / "bin" / "python3.99"
+    binary.parent.mkdir(parents=True)
+    binary.symlink_to(sys.executable)
+    assert find_python("python3.99", "openhands", pyenv_root=tmp_path) == str(binary)
