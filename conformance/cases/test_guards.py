@@ -472,7 +472,7 @@ def _paused_race(client: Client, first: Mutation, second: Mutation) -> list[Resu
     ):
         result = mutate_first()
         if pause.fired:
-            worker.join()  # while the waiting point is still armed: the second call is over
+            worker.join()  # before the waiting handler goes: the second call has ended
     if not pause.fired:  # refused before its checks passed: the second writer simply goes second
         the_second()
     if failures:
