@@ -38,9 +38,8 @@ RUNS: Final = {
 PEERS: Final = REPO / "docs" / "peers"
 SHOWN_PEERS: Final = ("reference", "deepagents", "fast_fs")
 """The control and one peer of each language: the README shows the summary's top rows for them."""
-RUNS["matrix"] = [
-    "matrix", *(str(PEERS / f"{name}.behaviour.json") for name in SHOWN_PEERS), "--format", "text"
-]
+RUNS["matrix"] = ["matrix", *(str(PEERS / f"{name}.behaviour.json") for name in SHOWN_PEERS),
+                  "--format", "text"]  # fmt: skip
 SHOWN_ROWS: Final = ("area ", "-", "capabilities ", "level ", "all areas ", "root causes ", "✓ ")
 SHOWN_CASES: Final = 3  # a root cause's case list is cut after this many in the README
 
