@@ -7,13 +7,15 @@ the session saw and what the disk held), what the spec expected of it, and how t
 deviated. One table (``RULES``) turns situation and expectation into the rule the call broke.
 
 The **signature** of a violation is ``<rule> · <situation> · <deviation>``; failures with one
-signature are one root cause. Three folds keep one defect from splitting across cases:
+signature are one root cause. Five folds keep one defect from splitting across cases:
 
 - a situation that refines another (``read-via-alias`` refines ``existing-read``) joins the
   root cause of its parent when the same run shows the parent with the same deviation;
 - a wording violation of a call that already broke a behaviour rule is part of that cause;
 - a later call of the same case on a target an earlier call already diverged on is a
-  consequence of the earlier divergence.
+  consequence of the earlier divergence;
+- what the situations after a failed read still show is one behaviour (``_fold_failed_reads``);
+- a cause the spec makes a consequence of another joins it (``CONSEQUENCES``).
 
 Nothing else merges: a violation without a call (a case's own check) is its own cause per case
 and rule, and an answer no signature fits (a contract error, a crash) is its own cause in the
@@ -54,6 +56,10 @@ SITUATIONS: Final[dict[str, tuple[str | None, str]]] = {
         "a file changed since read, after a later read of it failed",
     ),
     "deleted-since-read": (None, "a file deleted by someone else since the session read it"),
+    "deleted-after-failed-read": (
+        "deleted-since-read",
+        "a file deleted since the session read it, after a later read of it failed",
+    ),
     "not-a-file": (None, "a directory or special file"),
     "outside-root": (None, "a path outside the workspace root"),
     "symlink-outside": ("outside-root", "a path inside the root whose symlink leads outside it"),
@@ -79,6 +85,7 @@ DEVIATIONS: Final[dict[str, str]] = {
     "remedy-extra": "shows the model the recovery instruction once more than the spec says",
     "remedy-missing": "shows the model a refusal without its recovery instruction",
     "parts-reordered": "shows the model the parts of its text in another order",
+    "final-newline-counted": "counts a file's final newline as starting one more, empty, line",
     "code-differs": "carries another structured error",
     "check-failed": "fails the case's check",
     "blocks": "blocks instead of answering",
@@ -100,6 +107,7 @@ RULES: Final[dict[tuple[str, str, str], str]] = {
     **{(t, "changed-since-read", "refused"): "fs.version.changes" for t in _MUTATIONS},
     **{(t, "rewritten-same-size", "refused"): "fs.version.racy" for t in _MUTATIONS},
     **{(t, "deleted-since-read", "refused"): "policy.dead-end" for t in _MUTATIONS},
+    **{(t, "deleted-after-failed-read", "refused"): "policy.dead-end" for t in _MUTATIONS},
     **{(t, "unguarded", "accepted"): "policy.off" for t in _MUTATIONS},
     **{(t, "spelled-with-dotdot", "accepted"): "fs.resolve.display" for t in ("read", *_MUTATIONS)},
     **{(t, "trailing-slash", "accepted"): "fs.resolve.display" for t in ("read", *_MUTATIONS)},
@@ -137,6 +145,7 @@ SUBJECTS: Final[dict[str, str]] = {
     "history-error": "derive_messages puts a structured error into the model's history",
     "to-error-uncoded": "to_error of a value that is not an error gives no HarnessError UNKNOWN",
     "failure-uncoded": "an error event of a failure without a code of its own has no code UNKNOWN",
+    "secret-unredacted": "a planted secret reaches the model or a log in failure text, unredacted",
 }
 """What a case's own check (no call) found, where the same check in several cases is the same
 defect: ``<rule> · <subject> · check-failed`` is one cause across those cases. A check that
@@ -156,6 +165,13 @@ def passthrough_copied(copy: bool) -> str | None:
     return subject_signature("remedy.passthrough", "passthrough-copied") if copy else None
 
 
+def secret_unredacted(leaked: bool) -> str | None:
+    """A planted secret found as it was planted in failure text (nothing replaced there): one
+    defect of {secret.redact.everywhere} — every path redacted the same way — in every check
+    and whichever path it took; a text redacted otherwise than the spec says stays its case's."""
+    return subject_signature("secret.redact.everywhere", "secret-unredacted") if leaked else None
+
+
 def to_error_uncoded(same: object, code: object) -> str | None:
     """A value to_error wrapped without the code UNKNOWN: one defect in every such check."""
     if same is False and code != "UNKNOWN":
@@ -169,6 +185,7 @@ SHAPE_RULES: Final[dict[str, str]] = {
     "remedy-extra": "remedy.once",
     "remedy-missing": "remedy.texts",
     "parts-reordered": "args.order",
+    "final-newline-counted": "read.lines",
 }
 """A text's shape of difference that is the same defect in every case → the rule it breaks.
 
@@ -187,6 +204,8 @@ def text_shape(actual: str, expected: str, remedies: Mapping[str, str]) -> str:
             return "remedy-extra"
         if remedy and _one_less(expected, remedy) == actual:
             return "remedy-missing"
+    if final_newline_counted(actual, expected):
+        return "final-newline-counted"
     same = next((i for i, (a, b) in enumerate(zip(actual, expected, strict=False)) if a != b),
                 min(len(actual), len(expected)))  # fmt: skip
     lead = actual[: actual.rfind(": ", 0, same) + 2] if ": " in actual[:same] else ""
@@ -194,6 +213,50 @@ def text_shape(actual: str, expected: str, remedies: Mapping[str, str]) -> str:
     if lead and len(theirs) > 1 and mine != theirs and sorted(mine) == sorted(theirs):
         return "parts-reordered"
     return "text-differs"
+
+
+_LAST_EMPTY: Final = re.compile(r"\n(\d+): \n\n\(End of file - total (\d+) lines\)")
+_END: Final = re.compile(r"\(End of file - total (\d+) lines\)")
+_MORE: Final = re.compile(
+    r"\(Showing lines (\d+)-(\d+) of (\d+)\. Use offset=(\d+) to continue\.\)"
+)
+_RANGE: Final = re.compile(r"(offset (\d+) is out of range for .*) \((\d+) lines\)")
+_EXPLAINS_BEHAVIOUR: Final = frozenset({"final-newline-counted"})
+"""Shapes of a read's text that also explain its accepted-or-refused: the window it computed."""
+
+
+def final_newline_counted(actual: str, expected: str) -> bool:
+    """Whether ``actual`` is the read output ``expected`` (SPEC §4.2, the spec's words) as a
+    harness gives it that counts a file's final newline as starting one more, empty, line
+    (SPEC {read.lines}): that line listed last, every total one more, a window ending one line
+    before the end told that more follow, an offset just past the end shown that empty line
+    instead of refused (or refused naming one line more)."""
+    if actual == expected:
+        return False
+    wanted = _RANGE.search(expected)
+    if wanted is not None and int(wanted[2]) == int(wanted[3]) + 1:
+        shown = f"<content>\n{wanted[2]}: \n\n(End of file - total {wanted[2]} lines)\n</content>"
+        if shown in actual:
+            return True
+    text, last = actual, _LAST_EMPTY.search(actual)
+    if last is not None and last[1] == last[2] and int(last[2]) > 1:
+        end = f"\n\n(End of file - total {int(last[2]) - 1} lines)"
+        text = text[: last.start()] + end + text[last.end() :]
+    else:
+        text = _END.sub(lambda m: f"(End of file - total {int(m[1]) - 1} lines)", text)
+    text = _MORE.sub(
+        lambda m: f"(End of file - total {m[2]} lines)" if int(m[3]) == int(m[2]) + 1
+        else f"(Showing lines {m[1]}-{m[2]} of {int(m[3]) - 1}. Use offset={m[4]} to continue.)",
+        text,
+    )  # fmt: skip
+    text = _RANGE.sub(lambda m: f"{m[1]} ({int(m[3]) - 1} lines)", text)
+    return text == expected
+
+
+def behaviour_shape(actual: str, expected: str) -> str | None:
+    """The signature of a shape of a call's text that explains its behaviour too, else None."""
+    shape = text_shape(actual, expected, {})
+    return signature(SHAPE_RULES[shape], "any", shape) if shape in _EXPLAINS_BEHAVIOUR else None
 
 
 def _one_less(text: str, part: str) -> str | None:
@@ -217,6 +280,14 @@ def shape_signature(actual: str, expected: str, remedies: Mapping[str, str]) -> 
 
 
 _REMEDIED_CODES: Final = frozenset({"FS_STALE_VERSION", "FS_NOT_OBSERVED"})
+
+PAIR_RULES: Final[dict[tuple[str, str], str]] = {
+    ("FS_SANDBOX_DENIED", "FS_NOT_OBSERVED"): "sandbox.before-policy",
+}
+"""Expected → carried codes of a ``write``/``edit`` that name their defect on their own, and the
+rule it breaks: a fenced mutation refused by the policy instead means the fence spoke after the
+policy, in every situation a fence refuses (outside the root, a read-only sandbox). Such a call's
+wrong text is that cause's doing."""
 
 
 def carries_remedy(text: str, code: str, remedies: Mapping[str, str]) -> bool:
@@ -247,6 +318,9 @@ def code_signature(
         return signature("tool.error.plain", pair, "code-differs")
     if actual is None:
         return signature("tool.error.structured", pair, "code-differs")
+    named = PAIR_RULES.get((expected[1], actual[1]))
+    if named is not None and tool in _MUTATIONS:
+        return signature(named, pair, "code-differs")
     remedied = remedied and (tool in _MUTATIONS or rule == "remedy.code")
     if remedied and expected[1] in _REMEDIED_CODES and actual[1] != expected[1]:
         return signature("remedy.code", pair, "code-differs")
@@ -350,7 +424,7 @@ class Observations:
         if seen is None:
             return "new-file" if now is None else "existing-unread"
         if now is None:
-            return "deleted-since-read"
+            return "deleted-after-failed-read" if seen.failed_since else "deleted-since-read"
         if seen.state is None or seen.state[:3] != now[:3]:
             if seen.failed_since:
                 return "stale-after-failed-read"
@@ -507,6 +581,8 @@ def group(cases: Iterable[Mapping[str, Json]]) -> Causes:
     found: dict[str, RootCause] = {}
     per_case = {str(c["id"]): _case_signatures(c, found, wrongly)[0] for c in failed}
     _fold_refinements(found, per_case)
+    _fold_failed_reads(found, per_case)
+    _fold_consequences(found, per_case)
     _fold_scripted_wording(found, per_case)
     ordered: list[RootCause] = []
     explained: dict[str, list[str]] = {}
@@ -600,12 +676,26 @@ def _case_signatures(
         sig, index = verdict.get("signature"), verdict.get("call")
         if isinstance(sig, str) and isinstance(index, int) and sig.rsplit(" · ", 1)[-1] in _TEXTS:
             texts.setdefault(index, sig)
+    # A text whose shape explains the call's behaviour too (the read window a harness computed
+    # decides what it shows and whether it refuses): the behaviour verdict is that shape's.
+    shaped = {i: sig for i, sig in texts.items() if sig.rsplit(" · ", 1)[-1] in _EXPLAINS_BEHAVIOUR}
+    # A wrong code that names its defect (``PAIR_RULES``): the call's plain wrong text is its.
+    named: dict[int, str] = {}
     for verdict in verdicts:
         sig, index = verdict.get("signature"), verdict.get("call")
-        if isinstance(sig, str) and sig.endswith(" · code-differs") and isinstance(index, int):
+        if isinstance(sig, str) and isinstance(index, int) and names_its_defect(sig):
+            named.setdefault(index, sig)
+    for verdict in verdicts:
+        sig, index = verdict.get("signature"), verdict.get("call")
+        if isinstance(index, int) and index in named and isinstance(sig, str):
+            if sig.endswith((" · code-differs", " · text-differs")):
+                sig = named[index]
+        elif isinstance(sig, str) and sig.endswith(" · code-differs") and isinstance(index, int):
             sig = texts.get(index, sig)
         call = calls[index] if isinstance(index, int) and index < len(calls) else None
         behaviour = verdict.get("level") == "behaviour"
+        if behaviour and isinstance(index, int) and index in shaped:
+            sig = shaped[index]
         if isinstance(index, int) and index in diverged_call and not behaviour:
             sigs.append(diverged_call[index])  # the text of a call that diverged: one cause
             first_divergence = first_divergence or diverged_call[index]
@@ -637,6 +727,12 @@ def _case_signatures(
             if call is not None:
                 own.append((call.tool, call.situation, sig))
     return sigs, own
+
+
+def names_its_defect(sig: str) -> bool:
+    """Whether ``sig`` is of a wrong code whose pair names its defect (``PAIR_RULES``)."""
+    rule, _, rest = sig.partition(" · ")
+    return rest.endswith(" · code-differs") and rule in PAIR_RULES.values() and "→" in rest
 
 
 def family(situation: str | None) -> str | None:
@@ -680,6 +776,19 @@ def _ancestors(word: list[str]) -> list[str]:
     return found
 
 
+def refines_one_of(sig: str, others: Iterable[str]) -> bool:
+    """Whether ``sig``'s situation refines (at any depth) the situation of another signature
+    among ``others`` with the same rule and deviation: fold 1, for a list of verdicts."""
+    parts = sig.split(" · ")
+    if len(parts) != 3:
+        return False
+    ancestors = set(_ancestors(parts[1:2]))
+    return any(
+        (o := other.split(" · "))[0::2] == parts[0::2] and len(o) == 3 and o[1] in ancestors
+        for other in others
+    )
+
+
 def _fold_refinements(found: dict[str, RootCause], per_case: dict[str, list[str]]) -> None:
     """A refined situation joins its parent's cause (same deviation, a tool in common) when the
     run shows the parent too — else its parent's parent's, and so on; the most refined first,
@@ -699,12 +808,64 @@ def _fold_refinements(found: dict[str, RootCause], per_case: dict[str, list[str]
             None,
         )  # fmt: skip
         if target is not None:
-            for sigs in per_case.values():
-                sigs[:] = [target if s == sig else s for s in sigs]
-            for tool in found[sig].tools:
-                if tool not in found[target].tools:
-                    found[target].tools.append(tool)
-            del found[sig]
+            _merge(found, per_case, sig, target)
+
+
+def _merge(
+    found: dict[str, RootCause], per_case: dict[str, list[str]], sig: str, into: str
+) -> None:
+    """Cause ``sig`` is cause ``into``: its cases and tools move there."""
+    for sigs in per_case.values():
+        sigs[:] = [into if s == sig else s for s in sigs]
+    for tool in found[sig].tools:
+        if tool not in found[into].tools:
+            found[into].tools.append(tool)
+    del found[sig]
+
+
+AFTER_FAILED_READ: Final = ("after-failed-read", "stale-after-failed-read",
+                            "deleted-after-failed-read")  # fmt: skip
+"""The situations a failed read of the target leads to, in the order their causes are named."""
+
+
+def _fold_failed_reads(found: dict[str, RootCause], per_case: dict[str, list[str]]) -> None:
+    """What the situations after a failed read still show once refinement has joined what their
+    parents explain is one behaviour: what the harness did with the session's observation when
+    the read failed (forgot it, refreshed it). Where that includes a behaviour deviation, every
+    cause in those situations — other deviations, texts, codes — joins the first behaviour one:
+    a harness that forgets refuses an unchanged file as unread, names a changed one unread
+    instead of stale, and recreates a deleted one, all from one failed read."""
+    family = [sig for sig in found if sig.split(" · ")[1:2] and
+              sig.split(" · ")[1] in AFTER_FAILED_READ and sig.count(" · ") == 2]  # fmt: skip
+    behaviour = [sig for sig in family if sig.rsplit(" · ", 1)[-1] in _OFF_SCRIPT]
+    if not behaviour:
+        return
+    into = min(behaviour, key=lambda sig: AFTER_FAILED_READ.index(sig.split(" · ")[1]))
+    for sig in family:
+        if sig != into:
+            _merge(found, per_case, sig, into)
+
+
+CONSEQUENCES: Final[dict[str, tuple[str, str]]] = {
+    "loop.failure-value · failure-uncoded · check-failed": (
+        "err.to-error.value · to-error-uncoded · check-failed",
+        "a failure inside the loop goes through to_error (SPEC {loop.failure}): an uncoded "
+        "to_error leaves the loop's error event uncoded too",
+    ),
+    "sandbox.workspace-write · root-via-symlink · refused-instead-of-accepted": (
+        "sandbox.workspace-write · symlink-outside · accepted-instead-of-refused",
+        "a fence that judges paths as spelled, not their real paths, both lets a symlink out "
+        "and keeps a root opened through a symlink shut",
+    ),
+}
+"""A signature → (the signature whose defect explains it when the run shows both, why)."""
+
+
+def _fold_consequences(found: dict[str, RootCause], per_case: dict[str, list[str]]) -> None:
+    """A cause joins the cause that explains it (``CONSEQUENCES``), where the run shows that."""
+    for sig, (explains, _) in CONSEQUENCES.items():
+        if sig in found and explains in found:
+            _merge(found, per_case, sig, explains)
 
 
 # -- the situation a scripted call meets (a call the harness's own loop made) ----------------
@@ -720,6 +881,8 @@ class Scripted:
     situation: str
     expected: str
     deviation: str
+    number: int = 0
+    """Which tool call of the script it is (from 0)."""
 
     def signature(self, cited: str) -> str:
         """The signature of the call's deviation (``cited`` where the table is silent)."""
@@ -769,7 +932,7 @@ def scripted_call(
                 if not named:
                     return None
                 situation = model.situation(str(name), str(path))
-                return Scripted(str(name), arguments, situation, expected, deviation)
+                return Scripted(str(name), arguments, situation, expected, deviation, number)
             if named:
                 model.after(str(name), str(path), outcomes[made : made + 1] == ["ok"])
             made += 1
@@ -813,7 +976,7 @@ class _ScriptModel:
         if seen is None:
             return "new-file" if now is None else "existing-unread"
         if now is None:
-            return "deleted-since-read"
+            return "deleted-after-failed-read" if seen[1] else "deleted-since-read"
         if seen[0] != now[0]:
             if seen[1]:
                 return "stale-after-failed-read"
@@ -853,6 +1016,4 @@ def _fold_scripted_wording(found: dict[str, RootCause], per_case: dict[str, list
             and tools & set(cause.tools)
         ]
         if len(same) == 1:
-            for sigs in per_case.values():
-                sigs[:] = [same[0] if s == sig else s for s in sigs]
-            del found[sig]
+            _merge(found, per_case, sig, same[0])

@@ -245,6 +245,18 @@ def _error_events(transcript: str) -> list[Json]:
     return [e.get("data") for e in events if e.get("type") == "error"]
 
 
+def result_texts(name: str, records: Sequence[JsonObject], root: str) -> list[tuple[str, str]]:
+    """(this run's text, the pinned text) of each tool result, both normalized, where the run
+    has as many results as the pinned transcript; else none."""
+    pinned = _pinned(ConformanceSnapshots.directory, name)
+    if pinned is None:
+        return []
+    mine, theirs = _results(render(normalize(records, root))), _results(pinned)
+    if len(mine) != len(theirs):
+        return []
+    return [(a[1], b[1]) for a, b in zip(mine, theirs, strict=True)]
+
+
 def _results(transcript: str) -> list[tuple[Json, str]]:
     """(error, text) of each tool/result of a transcript."""
     events = [json.loads(line) for line in transcript.splitlines() if line.strip()]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Final
 
@@ -194,15 +194,20 @@ class Judge:
         return len(self.calls) - 1
 
     def transcript(self, what: str, actual: list[Json], expected: list[Json], *,
-                   script: JsonObject, rule: str) -> bool:  # fmt: skip
+                   script: JsonObject, rule: str,
+                   texts: Sequence[tuple[str, str]] = ()) -> bool:  # fmt: skip
         """Check a scripted run's shape; where it first differs at a call's error flag, the
-        verdict is of that call (``causes.scripted_divergence``), under its signature."""
+        verdict is of that call (``causes.scripted_divergence``), under its signature — or under
+        its text's shape where ``texts`` (each result's text and the expected one) shows one
+        that explains the flag (``causes.behaviour_shape``)."""
         if actual == expected:
             return self.record("behaviour", True, "", rule)
         call = causes.scripted_divergence(script, actual, expected)
+        pair = texts[call.number] if call and call.number < len(texts) else None
+        shaped = causes.behaviour_shape(*pair) if pair else None
         return self.record(
             "behaviour", False, lambda: f"{what} {differ(actual, expected)}; {cite(rule)}", rule,
-            signature=call.signature(rule) if call else None,
+            signature=shaped or (call.signature(rule) if call else None),
             call=self.scripted(call) if call else None,
         )  # fmt: skip
 

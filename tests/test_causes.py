@@ -11,7 +11,9 @@ import pytest
 
 from conformance import scenarios
 from conformance.causes import (
+    CONSEQUENCES,
     DEVIATIONS,
+    PAIR_RULES,
     RULES,
     SHAPE_RULES,
     SITUATIONS,
@@ -19,9 +21,11 @@ from conformance.causes import (
     Observations,
     carries_remedy,
     code_signature,
+    final_newline_counted,
     group,
     loop_error_signature,
     scripted_divergence,
+    secret_unredacted,
     state_of,
     subject_signature,
     text_shape,
@@ -379,6 +383,112 @@ def test_a_checks_subject_is_one_cause_across_cases_and_unknown_subjects_are_ref
         subject_signature("remedy.passthrough", "REM-006")
 
 
+def test_what_a_failed_read_leads_to_is_one_behaviour() -> None:
+    forgot = "policy.failed-read · after-failed-read · refused-instead-of-accepted"
+    unread = "policy.failed-read · stale-after-failed-read · code-differs"
+    recreated = "policy.dead-end · deleted-after-failed-read · accepted-instead-of-refused"
+    worded = "fs.version.changes · stale-after-failed-read · text-differs"
+    cases = [
+        _case("GRD-009", [_verdict(forgot, 1)], [_call("read", "existing-read", refused=True),
+                                                 _call("write", "after-failed-read", refused=True)]),
+        _case("GRD-010", [_verdict(unread, 0, level="wording")],
+              [_call("write", "stale-after-failed-read", refused=True)]),
+        _case("DEL-004", [_verdict(recreated, 0)], [_call("write", "deleted-after-failed-read")]),
+        _case("STM-001", [_verdict(worded, 0, level="wording")],
+              [_call("edit", "stale-after-failed-read", refused=True)]),
+    ]  # fmt: skip
+    causes = group(cases)
+    assert [(c.signature, c.cases) for c in causes.causes] == [
+        (forgot, ["GRD-009", "GRD-010", "DEL-004", "STM-001"])
+    ]
+    # without a behaviour deviation there, two wrong texts stay two causes
+    assert len(group(cases[1:2] + cases[3:]).causes) == 2
+    # a harness that recreates every deleted file: the failed read is not what it shows
+    dead = "policy.dead-end · deleted-since-read · accepted-instead-of-refused"
+    both = [_case("DEL-001", [_verdict(dead, 0)], [_call("write", "deleted-since-read")]),
+            cases[2]]  # fmt: skip
+    assert [(c.signature, c.cases) for c in group(both).causes] == [(dead, ["DEL-001", "DEL-004"])]
+
+
+LISTING = "<path>/w/a.txt</path>\n<type>file</type>\n<content>\n{}\n</content>"
+
+
+def test_a_read_that_counts_the_final_newline_as_a_line_is_one_shape() -> None:
+    def read(body: str) -> str:
+        return LISTING.format(body)
+
+    whole = read("1: a\n2: b\n\n(End of file - total 2 lines)")
+    assert final_newline_counted(read("1: a\n2: b\n3: \n\n(End of file - total 3 lines)"), whole)
+    window = read("3: c\n4: d\n\n(Showing lines 3-4 of 10. Use offset=5 to continue.)")
+    assert final_newline_counted(window.replace("of 10", "of 11"), window)
+    end = read("10: j\n\n(End of file - total 10 lines)")
+    more = read("10: j\n\n(Showing lines 10-10 of 11. Use offset=11 to continue.)")
+    assert final_newline_counted(more, end)
+    out_of_range = 'Error: offset 3 is out of range for "/w/a.txt" (2 lines)'
+    assert final_newline_counted(read("3: \n\n(End of file - total 3 lines)"), out_of_range)
+    assert final_newline_counted(out_of_range.replace("3 is", "4 is").replace("(2", "(3"),
+                                 out_of_range.replace("3 is", "4 is"))  # fmt: skip
+    # any other difference is not this shape
+    assert not final_newline_counted(whole, whole)
+    assert not final_newline_counted(
+        read("1: a\n2: B\n3: \n\n(End of file - total 3 lines)"), whole
+    )
+    assert not final_newline_counted(read("1: a\n\n(End of file - total 1 lines)"), whole)
+    assert not final_newline_counted(read("1: a\n2: b\n\n(End of file - total 5 lines)"), whole)
+    assert text_shape(window.replace("of 10", "of 11"), window, REMEDIES) == "final-newline-counted"
+    # its text explains the call's behaviour too: an offset past the end accepted is that cause
+    shape = "read.lines · any · final-newline-counted"
+    accepted = "read.offset-range · existing-unread · accepted-instead-of-refused"
+    cases = [
+        _case("RD-001", [_verdict(shape, 0, level="wording")], [_call("read", "existing-unread")]),
+        _case("RD-005", [_verdict(accepted, 0), _verdict(shape, 0, level="wording")],
+              [_call("read", "existing-unread")]),
+    ]  # fmt: skip
+    assert [(c.signature, c.cases) for c in group(cases).causes] == [(shape, ["RD-001", "RD-005"])]
+
+
+def test_a_wrong_code_that_names_its_defect_is_the_cause_of_its_calls_text() -> None:
+    denied, observed = ("FsError", "FS_SANDBOX_DENIED"), ("FsError", "FS_NOT_OBSERVED")
+    named = code_signature("sandbox.denied", "outside-root", "edit", observed, denied)
+    assert named == "sandbox.before-policy · FS_SANDBOX_DENIED→FS_NOT_OBSERVED · code-differs"
+    assert PAIR_RULES[("FS_SANDBOX_DENIED", "FS_NOT_OBSERVED")] == "sandbox.before-policy"
+    # a read is never fenced: the pair names nothing there
+    assert code_signature("x", "any", "read", observed, denied) == "x · any · code-differs"
+    text = "marker.sandbox · outside-root · text-differs"
+    cases = [
+        _case("REM-017", [_verdict(code_signature("marker.sandbox", "any", "edit", observed, denied),
+                                   0, level="wording")], [_call("edit", "any", refused=True)]),
+        _case("SBX-001", [_verdict(text, 0, level="wording"), _verdict(named, 0, level="wording")],
+              [_call("edit", "outside-root", refused=True)]),
+    ]  # fmt: skip
+    assert [(c.signature, c.cases) for c in group(cases).causes] == [
+        (named, ["REM-017", "SBX-001"])
+    ]
+
+
+def test_a_cause_another_explains_joins_it_only_when_the_run_shows_both() -> None:
+    assert all(sig not in CONSEQUENCES for _, (sig, _) in CONSEQUENCES.items())
+    uncoded = subject_signature("err.to-error.value", "to-error-uncoded")
+    failure = subject_signature("loop.failure-value", "failure-uncoded")
+    assert CONSEQUENCES[failure][0] == uncoded
+    both = [_case("TAX-008", [_verdict(uncoded, None)], []),
+            _case("LOOP-007", [_verdict(failure, None)], [])]  # fmt: skip
+    assert [(c.signature, c.cases) for c in group(both).causes] == [
+        (uncoded, ["TAX-008", "LOOP-007"])
+    ]
+    assert [c.signature for c in group(both[1:]).causes] == [failure]
+
+
+def test_a_secret_found_as_planted_is_one_cause_in_every_check() -> None:
+    sig = secret_unredacted(True)
+    assert sig == "secret.redact.everywhere · secret-unredacted · check-failed"
+    assert secret_unredacted(False) is None
+    cases = [_case(c, [_verdict(sig, None)], []) for c in ("SEC-001", "SEC-006", "SEC-007")]
+    assert [(c.signature, c.cases) for c in group(cases).causes] == [
+        (sig, ["SEC-001", "SEC-006", "SEC-007"])
+    ]
+
+
 # -- the situation a call meets ------------------------------------------------------------------
 
 
@@ -406,6 +516,8 @@ def test_the_situation_follows_the_sessions_observations(tmp_path: Path) -> None
     assert seen.situation("write", "a.txt") == "changed-since-read"
     (root / "a.txt").unlink()
     assert seen.situation("write", "a.txt") == "deleted-since-read"
+    seen.after("read", "a.txt", failed=True)
+    assert seen.situation("write", "a.txt") == "deleted-after-failed-read"
     assert seen.situation("write", "../outside/x") == "outside-root"
     os.symlink(tmp_path / "outside", root / "link")
     assert seen.situation("write", "link/x") == "symlink-outside"

@@ -104,15 +104,15 @@ def test_the_suite_catches_the_mutant(name: str, results: dict[str, Run]) -> Non
 ONE_CAUSE: dict[str, set[str]] = {
     "mtime_version": {"fs.version.racy · rewritten-same-size · accepted-instead-of-refused"},
     "recreates_deleted": {"policy.dead-end · deleted-since-read · accepted-instead-of-refused"},
+    # its second effect, named in its docstring (a root opened through a symlink is refused),
+    # is a consequence (conformance.causes.CONSEQUENCES)
     "fence_ignores_symlinks": {
-        "sandbox.workspace-write · symlink-outside · accepted-instead-of-refused",
-        # its second effect, named in its docstring: a root opened through a symlink is refused
-        "sandbox.workspace-write · root-via-symlink · refused-instead-of-accepted",
+        "sandbox.workspace-write · symlink-outside · accepted-instead-of-refused"
     },
     "edit_skips_type_check": {"fs.msg.not-regular · not-a-file · text-differs"},
     "keeps_bom_on_write": {"fs.text.utf8 · existing-read · bytes-differ"},
     "sweeps_look_alikes": {"tool.changes-only-target · existing-read · other-files-changed"},
-    "logs_failures": {"secret.redact.everywhere · SEC-007 · check-failed"},
+    "logs_failures": {"secret.redact.everywhere · secret-unredacted · check-failed"},
     "tool_error_harness_only": {"contract.tool-error.any · REG-024 · check-failed"},
     "edit_unlocked": {"fs.cas.one-winner · GRD-025 · check-failed"},
     "remedy_twice": {"remedy.once · any · remedy-extra"},
@@ -125,38 +125,26 @@ ONE_CAUSE: dict[str, set[str]] = {
     "derive_leaks_error": {"history.no-error · history-error · check-failed"},
     "remedy_copies_others": {"remedy.passthrough · passthrough-copied · check-failed"},
     "remedy_drops_cause": {"remedy.cause · remedied-cause-lost · check-failed"},
+    "failed_read_forgets": {"policy.failed-read · after-failed-read · refused-instead-of-accepted"},
+    "read_window_off_by_one": {"read.lines · any · final-newline-counted"},
+    "no_redaction": {"secret.redact.everywhere · secret-unredacted · check-failed"},
+    "fence_after_policy": {
+        "sandbox.before-policy · FS_SANDBOX_DENIED→FS_NOT_OBSERVED · code-differs"
+    },
+    "lock_by_spelling": {"fs.cas.one-winner · GRD-026 · check-failed"},
+    "to_error_bare": {"err.to-error.value · to-error-uncoded · check-failed"},
     "trailing_slash_unresolved": {
         "fs.resolve.display · trailing-slash · refused-instead-of-accepted"
     },
 }
-# mutant → how many root causes it may show at most, and why it is not yet one. A bound only
-# falls: a change that splits one of these defects further fails here.
-SEVERAL: dict[str, tuple[int, str]] = {
-    "failed_read_forgets": (5, "one forgotten observation shows refused, accepted and coded"),
-    "fence_after_policy": (2, "REM-017's check of an inspected error has no call"),
-    "lock_by_spelling": (2, "two race cases' own checks have no call"),
-    "no_redaction": (6, "secret scans have no call"),
-    "read_window_off_by_one": (7, "a read's window is no situation of the vocabulary"),
-    # to_error and the loop's error event are two functions: one defect in each is not a guess
-    "to_error_bare": (2, "to_error and the loop's failure value are judged apart"),
-}
 
 
-def test_every_mutant_is_one_cause_or_says_why_not() -> None:
-    assert set(ONE_CAUSE) | set(SEVERAL) == set(MUTANTS)
-    assert not set(ONE_CAUSE) & set(SEVERAL)
+def test_every_mutant_is_one_cause() -> None:
+    assert set(ONE_CAUSE) == set(MUTANTS)
+    assert all(len(signatures) == 1 for signatures in ONE_CAUSE.values())
 
 
 @pytest.mark.parametrize("name", sorted(ONE_CAUSE))
 def test_a_mutant_shows_exactly_its_one_root_cause(name: str, results: dict[str, Run]) -> None:
     shown = results[name][3]
     assert sorted(shown) == sorted(ONE_CAUSE[name]), f"{name}: {shown}"
-
-
-@pytest.mark.parametrize("name", sorted(SEVERAL))
-def test_a_mutant_not_yet_one_cause_shows_no_more_than_before(
-    name: str, results: dict[str, Run]
-) -> None:
-    shown = results[name][3]
-    assert len(shown) == len(set(shown)), shown
-    assert 1 <= len(shown) <= SEVERAL[name][0], f"{name}: {len(shown)} causes: {shown}"

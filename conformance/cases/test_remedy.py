@@ -269,6 +269,14 @@ def test_the_marker_chains_the_denial(open_session: Callable[..., Session], disk
         result.refused("sandbox.read-only")
         handle = session.tool_error(result.call_id)
         cause = (client.inspect(handle)["cause"] if handle else None) or {}
-        judge.equal(f"the error behind the marker of the {op} has as its cause", (cause.get("code"), cause.get("message")),
+        code = cause.get("code")
+        # a cause of another code is that code's refusal (the policy spoke first): keyed by the pair
+        sig = None
+        if isinstance(code, str) and code != "FS_SANDBOX_DENIED":
+            name = str(cause.get("name"))
+            sig = code_signature("marker.sandbox", result.record.situation, op, (name, code),
+                                 (name, "FS_SANDBOX_DENIED"))  # fmt: skip
+        judge.equal(f"the error behind the marker of the {op} has as its cause", (code, cause.get("message")),
                     ("FS_SANDBOX_DENIED", w("fs.sandbox", op=op, p=disk.display("a.txt"), mode="read-only")),
-                    rule="marker.sandbox", level="wording")  # fmt: skip
+                    rule="marker.sandbox", level="wording", signature=sig,
+                    call=result.record.index if sig else None)  # fmt: skip

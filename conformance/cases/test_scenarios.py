@@ -7,6 +7,7 @@ the normative one, or the harness's own with ``--conformance-snapshots``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from conformance.snapshots import (
     first_different_error,
     first_different_result,
     normative_transcript,
+    result_texts,
     transcript_difference,
     uncoded_failures,
 )
@@ -65,7 +67,7 @@ def test_scenario_transcript(
     normative = normative_transcript(name)
     judge.transcript(f"the events of {name} (types, tools, error flags, how the turn ended)",
                      behaviour_of(records), behaviour_of(normative), script=script,
-                     rule="scenario.pinned")  # fmt: skip
+                     rule="scenario.pinned", texts=result_texts(name, records, str(root)))  # fmt: skip
     if judge.runs("wording"):
         ok = transcript_snapshot(records, str(root))
         # Where the first difference is a result's text, the verdict is of that scripted call.
@@ -96,10 +98,17 @@ def test_scenario_transcript(
             and uncoded_failures(name, records, str(root))
         ):
             sig = causes.subject_signature("loop.failure-value", "failure-uncoded")
-        if call is not None and first is not None:
+        if not ok and secrets.canary in json.dumps(records, ensure_ascii=False):
+            sig, call = causes.secret_unredacted(True), None  # the planted secret, as planted
+        elif call is not None and first is not None:
             # normalized on both sides, so a recovery instruction is found as in any other text
             sig = causes.text_signature("scenario.pinned", call.situation, first[1], first[2],
                                         w.remedies())  # fmt: skip
+            # its wrong code, where that names the defect (causes.PAIR_RULES), is what its text shows
+            same = first_different_error(name, records, str(root))
+            if same is not None and same[0] == first[0]:
+                coded = causes.loop_error_signature(call.tool, same[1], same[2], "", call.situation)
+                sig = coded if coded is not None and causes.names_its_defect(coded) else sig
         judge.record("wording", ok, lambda: f"{name}: {transcript_difference(name, records, str(root))}; "
                      "SPEC §5 {scenario.pinned}: each transcript of the pinned set is pinned",
                      "scenario.pinned", RANK_TEXT, signature=sig,

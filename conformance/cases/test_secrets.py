@@ -9,6 +9,7 @@ import pytest
 
 from conformance import scenarios
 from conformance.cases import case, needs
+from conformance.causes import secret_unredacted
 from conformance.client import Client
 from conformance.harness.contract import Json, JsonObject
 from conformance.secrets import REDACTED, RunSecrets
@@ -40,11 +41,12 @@ def test_canary_is_redacted(client: Client, root: Path, judge: Judge, secrets: R
     """redact a secret environment value from a provider error before it reaches the log"""
     canary = secrets.canary
     records = client.scenario(str(root), scenarios.load("llm-error-redacted", canary=canary))
-    judge.true(canary not in json.dumps(records, ensure_ascii=False), "the planted canary reached the session log",
-               rule="secret.redact.provider")  # fmt: skip
+    leaked = secret_unredacted(canary in json.dumps(records, ensure_ascii=False))
+    judge.true(not leaked, "the planted canary reached the session log", rule="secret.redact.provider",
+               signature=leaked)  # fmt: skip
     judge.equal("the error events", [r["data"] for r in records if r["type"] == "error"],
                 [{"turn": 1, "step": 1, "message": f"authentication failed for key {REDACTED}", "code": "AUTH"}],
-                rule="secret.redact.provider")  # fmt: skip
+                rule="secret.redact.provider", signature=leaked)  # fmt: skip
 
 
 @case("SEC-002", rules=["secret.longest-first"])
@@ -53,14 +55,14 @@ def test_longest_secret_first(
 ) -> None:
     """replace the longest secret first, so a secret inside another leaves no fragment"""
     short = secrets.short
-    records = run(
-        client, root, [{"raise": {"message": f"keys {short}-rotated and {short}", "code": "AUTH"}}]
-    )
+    message = f"keys {short}-rotated and {short}"
+    records = run(client, root, [{"raise": {"message": message, "code": "AUTH"}}])
     judge.equal(
         "the error message",
         errors(records),
         [f"keys {REDACTED} and {REDACTED}"],
         rule="secret.longest-first",
+        signature=secret_unredacted(errors(records) == [message]),
     )
 
 
@@ -89,7 +91,8 @@ def test_which_values_are_secrets(
     message = f"{secrets.lower} {secrets.upper} {secrets.lower} {secrets.seven} {secrets.eight}"
     records = run(client, root, [{"raise": {"message": message, "code": "AUTH"}}])
     judge.equal("the error message", errors(records),
-                [f"{REDACTED} {REDACTED} {REDACTED} {secrets.seven} {REDACTED}"], rule="secret.values")  # fmt: skip
+                [f"{REDACTED} {REDACTED} {REDACTED} {secrets.seven} {REDACTED}"], rule="secret.values",
+                signature=secret_unredacted(errors(records) == [message]))  # fmt: skip
 
 
 @case("SEC-005", rules=["secret.redact.everywhere", "loop.failure-value"])
@@ -103,6 +106,7 @@ def test_a_returned_failure_value_is_redacted(client: Client, root: Path, judge:
         not leaked,
         "a returned failure value reached the log with the secret in it",
         rule="secret.redact.everywhere",
+        signature=secret_unredacted(leaked),
     )
     if not leaked:
         judge.equal("the error message", errors(records), [f'{{"error":"bad key {REDACTED}"}}'],
@@ -129,6 +133,7 @@ def test_tool_failures_are_redacted_and_results_are_not(client: Client, root: Pa
         canary not in failed_text,
         "a tool's error text carried the secret",
         rule="secret.redact.everywhere",
+        signature=secret_unredacted(canary in failed_text),
     )
     judge.true(
         canary in results[1]["content"][0]["text"],
@@ -162,4 +167,4 @@ def test_the_harness_log_holds_no_secret(client: Client, root: Path, judge: Judg
     leaked = sum(canary in line for line in written)
     judge.true(not leaked, f"the harness wrote the secret into {leaked} line"
                f"{'s' if leaked != 1 else ''} of its log (stderr)",
-               rule="secret.redact.everywhere")  # fmt: skip
+               rule="secret.redact.everywhere", signature=secret_unredacted(leaked > 0))  # fmt: skip
