@@ -109,6 +109,16 @@ def test_the_waiting_point_only_speeds_a_race_up(tmp_path: Path, harness: str) -
     assert found == {"GRD-025": "passed", "GRD-026": "passed"}
 
 
+def test_the_races_arm_the_waiting_point_a_harness_offers(tmp_path: Path) -> None:
+    # Offered, it is what lets GRD-025/026 go on at once instead of after their bound.
+    armed = tmp_path / "armed.txt"
+    done = run_suite("--harness", fixture("grain:RecordsArmed"), "-k", "GRD-025 or GRD-026",
+                     cwd=tmp_path, env={"HC_ARMED_POINTS": str(armed)})  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:]
+    points = armed.read_text(encoding="utf-8").split()
+    assert {"checked", "waiting"} <= set(points), points
+
+
 def test_a_declared_method_answered_as_unknown_fails_once_then_points_there(tmp_path: Path) -> None:
     node = shutil.which("node")
     if node is None:
