@@ -398,6 +398,15 @@ class Stdio(Transport):
                 self._session_owner.pop(params["session"], None)
         return result
 
+    def start(self) -> None:
+        """Start the child now, ahead of the first call (which still greets it first).
+
+        A command that cannot start fails that first call, in its words, as it would have.
+        """
+        with self._start_lock, contextlib.suppress(HarnessCallError):
+            if self._child is None and self._dead is None:
+                self._start(_Call(HANDSHAKE, {}), HANDSHAKE)
+
     def abandon(self, reason: str) -> bool:
         """Stop the child if a call is still waiting on it; ``reason`` says whose call it was."""
         with self._lock:
