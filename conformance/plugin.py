@@ -795,6 +795,13 @@ def conformance_dir(config: pytest.Config, name: str) -> Path:
     return state.base.case_dir(name)
 
 
+def discard_dir(config: pytest.Config, directory: Path) -> None:
+    """A directory ``conformance_dir`` made is no longer needed: removed in the background."""
+    base = config.stash[STATE].base
+    if base is not None:
+        base.discard(directory)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Past the deadline, a case is not run; otherwise it gets its judge."""
