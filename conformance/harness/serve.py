@@ -13,6 +13,7 @@ handoff costs more than most calls).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -41,7 +42,7 @@ class Server:
         self._write_lock = threading.Lock()
         self._pauses: dict[str, threading.Event] = {}
         self._pauses_lock = threading.Lock()
-        self._armed: set[object] = set()  # sessions that were ever armed (until closed)
+        self._armed: set[str | None] = set()  # sessions that were ever armed (until closed)
         self._running = 0  # requests on the pool not yet answered
         self._running_lock = threading.Lock()
 
@@ -63,7 +64,9 @@ class Server:
                     self._resume(request)
                     continue
                 if self._alone(request):
-                    self._run(request)
+                    # As on the pool, where a failure to answer is kept by an unread future.
+                    with contextlib.suppress(Exception):
+                        self._run(request)
                 else:
                     with self._running_lock:
                         self._running += 1
@@ -78,11 +81,12 @@ class Server:
         """
         params = request.get("params")
         session = params.get("session") if isinstance(params, dict) else None
+        if not isinstance(session, str):
+            session = None
         if request["method"] == "arm_pause":
             self._armed.add(session)
         elif request["method"] == "close_workspace":
-            self._armed.discard(session)
-            return False  # its session may be paused (closed while a call waits)
+            self._armed.discard(session)  # a call of it still paused is running: the pool
         if session in self._armed:
             return False
         with self._running_lock:
