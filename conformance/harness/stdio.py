@@ -464,12 +464,13 @@ class Stdio(Transport):
                 self.trace.write("send", line)
             child.send(line)
         except (BrokenPipeError, OSError, UnicodeEncodeError) as exc:
-            self._forget(request_id)
             if isinstance(exc, UnicodeEncodeError):
+                self._forget(request_id)
                 raise HarnessCallError(
                     f"{what}: the request cannot be sent as UTF-8 JSON ({exc.reason})",
                     method=method,
                 ) from None
+            # Failed with the others that wait on it (forgotten first, it waited out its timeout).
             self._broken(child, f"stopped reading its stdin ({child.status()})", with_tail=True)
         handshake = method == HANDSHAKE
         timeout = self.handshake_timeout_s if handshake else self.timeout_s
