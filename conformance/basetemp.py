@@ -12,8 +12,9 @@ points. So one run lives in a directory of its own under a *base*::
 
 The base is ``--conformance-basetemp DIR`` if given, else ``$XDG_CACHE_HOME/harness-conformance``
 (``~/.cache/harness-conformance`` without it): a directory every user can write and that no
-harness grants as a temp area. The run's directory is removed when the run ends, and so is the
-base itself if the suite created it and it is empty then. A base you choose should lie outside
+harness grants as a temp area. A case's directory is removed once the case is over (by a helper
+process, while the run goes on), the run's directory when the run ends, and so is the base
+itself if the suite created it and it is empty then. A base you choose should lie outside
 the system temp directory too (``/tmp``, TMPDIR): a harness in process sees the suite's TMPDIR,
 and some harnesses grant ``/tmp`` by name.
 """

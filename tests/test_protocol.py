@@ -191,9 +191,9 @@ def test_a_child_that_exits_between_calls_is_replaced_before_the_next() -> None:
 STOPS_READING = """
 import json, os, sys, time
 request = json.loads(sys.stdin.readline())
+os.close(0)  # before answering: the next request finds nobody reading
 sys.stdout.write(json.dumps({"id": request["id"], "result": {}}) + "\\n")
 sys.stdout.flush()
-os.close(0)
 time.sleep(3600)
 """
 
