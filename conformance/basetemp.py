@@ -12,8 +12,9 @@ points. So one run lives in a directory of its own under a *base*::
 
 The base is ``--conformance-basetemp DIR`` if given, else ``$XDG_CACHE_HOME/harness-conformance``
 (``~/.cache/harness-conformance`` without it): a directory every user can write and that no
-harness grants as a temp area. The run's directory is removed when the run ends, and so is the
-base itself if the suite created it and it is empty then. A base you choose should lie outside
+harness grants as a temp area. A case's directory is removed once the case is over (by a helper
+process, while the run goes on), the run's directory when the run ends, and so is the base
+itself if the suite created it and it is empty then. A base you choose should lie outside
 the system temp directory too (``/tmp``, TMPDIR): a harness in process sees the suite's TMPDIR,
 and some harnesses grant ``/tmp`` by name.
 """
@@ -24,6 +25,8 @@ import contextlib
 import os
 import re
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Final
@@ -45,6 +48,14 @@ def default_base() -> Path:
     return Path(cache) / "harness-conformance"
 
 
+_REMOVER: Final = """
+import os, shutil, sys
+for line in sys.stdin:
+    shutil.rmtree(os.fsdecode(bytes.fromhex(line.strip())), ignore_errors=True)
+"""
+"""The remover of finished cases' directories: one hex-encoded path a line, until stdin ends."""
+
+
 class RunBase:
     """One run's directory under the base: the harness's directories and one per case."""
 
@@ -52,6 +63,8 @@ class RunBase:
         self.base = base
         self._made_base = False
         self.run: Path | None = None
+        self._remover: subprocess.Popen[bytes] | None = None
+        self._no_remover = False
 
     def create(self) -> None:
         """Make the base (if missing) and the run's own directory; ``BaseTempError`` if not."""
@@ -86,8 +99,38 @@ class RunBase:
         prefix = _UNSAFE.sub("-", name)[:40] + "-"
         return Path(tempfile.mkdtemp(prefix=prefix, dir=self.run / "cases"))
 
+    def discard(self, directory: Path) -> None:
+        """Remove a finished case's directory in another process while the run goes on.
+
+        Nothing reads it after its case (verdicts name its paths as text). A process, not a
+        thread: removing is work for the other core, not for this interpreter's lock, which the
+        thread waiting on a harness's answer needs the moment it comes. ``remove`` waits for it;
+        where it cannot start, ``remove`` removes everything as before.
+        """
+        if self._remover is None and not self._no_remover:
+            try:
+                self._remover = subprocess.Popen(
+                    [sys.executable, "-I", "-S", "-c", _REMOVER], stdin=subprocess.PIPE
+                )
+            except OSError:
+                self._no_remover = True
+        remover = self._remover
+        if remover is None or remover.stdin is None:
+            return
+        try:
+            remover.stdin.write(os.fsencode(directory).hex().encode("ascii") + b"\n")
+            remover.stdin.flush()
+        except OSError:  # it died: what it has not removed, remove() does
+            self._no_remover = True
+
     def remove(self) -> None:
         """Remove the run's directory, and the base if this run made it and it is empty now."""
+        remover, self._remover = self._remover, None
+        if remover is not None:
+            with contextlib.suppress(OSError):
+                if remover.stdin is not None:
+                    remover.stdin.close()
+            remover.wait()
         if self.run is not None:
             shutil.rmtree(self.run, ignore_errors=True)
             self.run = None

@@ -29,7 +29,7 @@ from typing import Any, Final, cast
 import pytest
 
 import conformance
-from conformance import display, hookspecs, outcomes
+from conformance import display, hookspecs, outcomes, speed
 from conformance.baseline import Baseline, BaselineError
 from conformance.basetemp import HARNESS_CWD, HARNESS_TMP, BaseTempError, RunBase, default_base
 from conformance.client import Client
@@ -77,6 +77,8 @@ class _State:
         self.profile: Profile | None = None
         self.client: Client | None = None
         self.choice: Choice | None = None
+        self.launched = False
+        self.launch_failure: HarnessLoadError | None = None
         self.report = Report(
             suite={"name": "harness-conformance", "version": conformance.__version__},
             spec=spec_version(),
@@ -174,10 +176,15 @@ class _State:
             return Choice("python", ini, f'harness "{ini}"')
         return Choice("python", DEFAULT_HARNESS, f'harness "{DEFAULT_HARNESS}"')
 
-    def connect(self) -> Client:
-        """Start the harness and shake hands; a harness that cannot is one line and exit 4."""
-        if self.client is not None:
-            return self.client
+    def launch(self) -> None:
+        """Everything the handshake needs, a harness child started; once.
+
+        ``pytest_collection`` calls it before the cases are collected, so a child starts
+        while they are (``connect`` shakes hands with it afterwards).
+        """
+        if self.launched:
+            return
+        self.launched = True
         config = self.config
         self.choice = choice = self.choose_harness()
         given = config.getoption("conformance_basetemp")
@@ -214,10 +221,28 @@ class _State:
                            "cwd": os.getcwd()}  # fmt: skip
         try:
             transport = transport_for(choice, settings)
-            if isinstance(transport, Stdio) and self.deadline_s is not None:
+        except HarnessLoadError as exc:
+            self.launch_failure = exc  # said by connect, where a failed handshake is
+            return
+        if isinstance(transport, Stdio):
+            if self.deadline_s is not None:
                 # The child's calls wait in real time, whatever clock the run counts with.
                 transport.deadline = time.monotonic() + self.deadline_s - self.elapsed()
-            self.transport = transport
+            transport.start()
+        self.transport = transport
+
+    def connect(self) -> Client:
+        """Start the harness and shake hands; a harness that cannot is one line and exit 4."""
+        if self.client is not None:
+            return self.client
+        self.launch()
+        config, choice = self.config, self.choice
+        assert choice is not None
+        try:
+            if self.launch_failure is not None:
+                raise self.launch_failure
+            transport = self.transport
+            assert transport is not None
             self.profile = handshake(transport, choice)
         except HarnessLoadError as exc:
             if self.past_deadline():
@@ -231,6 +256,7 @@ class _State:
             self.report.incomplete(f"the harness could not be started: {exc}")
             self.write_reports()
             raise pytest.UsageError(str(exc)) from None
+        assert self.base is not None
         self.report.harness = self.profile.to_json()
         self.client = Client(transport, self.profile, self.wording)
         self.client.secrets = self.secrets
@@ -429,6 +455,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "needs(*capabilities, options=[…]): what a case needs")
     state = _State(config)
     config.stash[STATE] = state
+    config.add_cleanup(speed.thaw)  # first in, last out: after pytest's closing collections
     config.pluginmanager.register(state.recorder, "conformance-recorder")
     config.pluginmanager.register(outcomes, "conformance-outcomes")
     config.pluginmanager.register(OwnWords(own_words), "conformance-own-words")
@@ -479,6 +506,37 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if hasattr(signal, "SIGTERM") and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         with contextlib.suppress(ValueError):  # not the main thread
             signal.signal(signal.SIGTERM, _interrupt)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session: pytest.Session) -> None:
+    """A run of the cases starts its harness child now, so it starts while they are collected.
+
+    Not for a harness in process (nothing to overlap), one a hook hands over, a listing, a
+    collection alone, or xdist's controller (its workers collect and connect).
+    """
+    config = session.config
+    if (
+        config.getoption("conformance_in_process")
+        or config.getoption("conformance_list_cases")
+        or config.getoption("collectonly")
+        or config.hook.pytest_conformance_harness.get_hookimpls()
+        or (config.pluginmanager.has_plugin("dsession") and not hasattr(config, "workerinput"))
+        or not any(_names_cases(arg) for arg in config.args)
+    ):
+        return
+    config.stash[STATE].launch()
+
+
+def _names_cases(arg: str) -> bool:
+    """Whether a command-line argument names the cases (or some of them)."""
+    path = arg.split("::", maxsplit=1)[0]
+    if path == CASES_PACKAGE or path.startswith(CASES_PACKAGE + "."):
+        return True
+    try:
+        return Path(path).resolve().is_relative_to(CASES_DIR.resolve())
+    except OSError:
+        return False
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -709,6 +767,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         config.option.warn_unused_snapshots = True
         if hasattr(config.option, "no_cleanup"):
             config.option.no_cleanup = True
+    speed.freeze_collected()
 
 
 def _names_whole_suite(arg: str) -> bool:
@@ -734,6 +793,13 @@ def conformance_dir(config: pytest.Config, name: str) -> Path:
     state.connect()
     assert state.base is not None
     return state.base.case_dir(name)
+
+
+def discard_dir(config: pytest.Config, directory: Path) -> None:
+    """A directory ``conformance_dir`` made is no longer needed: removed in the background."""
+    base = config.stash[STATE].base
+    if base is not None:
+        base.discard(directory)
 
 
 @pytest.hookimpl(tryfirst=True)

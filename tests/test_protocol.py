@@ -168,6 +168,47 @@ def test_an_oversized_answer_fails_without_being_kept() -> None:
     transport.close()
 
 
+ANSWERS_THEN_EXITS = """
+import json, sys
+request = json.loads(sys.stdin.readline())
+sys.stdout.write(json.dumps({"id": request["id"], "result": {"pid": __import__("os").getpid()}}) + "\\n")
+"""
+
+
+def test_a_child_that_exits_between_calls_is_replaced_before_the_next() -> None:
+    # Nobody reads the child's stdout while no call waits: its end is still noticed first.
+    transport = _child(ANSWERS_THEN_EXITS, timeout_s=10)
+    try:
+        first = transport.call("describe", {})
+        while transport.generation == 0:
+            pass  # until its end is noticed, with no call waiting
+        second = transport.call("describe", {})
+        assert first != second  # answered by a fresh process, not failed on the dead one
+    finally:
+        transport.close()
+
+
+STOPS_READING = """
+import json, os, sys, time
+request = json.loads(sys.stdin.readline())
+os.close(0)  # before answering: the next request finds nobody reading
+sys.stdout.write(json.dumps({"id": request["id"], "result": {}}) + "\\n")
+sys.stdout.flush()
+time.sleep(3600)
+"""
+
+
+def test_a_child_that_stops_reading_its_stdin_fails_the_call_at_once() -> None:
+    transport = _child(STOPS_READING, timeout_s=3600)
+    try:
+        transport.call("describe", {})
+        with pytest.raises(HarnessCallError) as info:
+            transport.call("describe", {})
+        assert str(info.value).startswith("describe failed: the harness stopped reading its stdin")
+    finally:
+        transport.close()
+
+
 GREETS_THEN_HANGS = """
 import json, sys, time
 for line in sys.stdin:

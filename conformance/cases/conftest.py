@@ -13,7 +13,7 @@ from syrupy.assertion import SnapshotAssertion
 from conformance.client import Client, Session
 from conformance.disk import Disk
 from conformance.harness.contract import Json, JsonObject
-from conformance.plugin import conformance_dir
+from conformance.plugin import conformance_dir, discard_dir
 from conformance.secrets import RunSecrets
 from conformance.snapshots import ConformanceSnapshots, Transcript
 from conformance.spec import Wording
@@ -69,10 +69,13 @@ def tmp_path_factory(pytestconfig: pytest.Config) -> CaseDirs:
 
 
 @pytest.fixture
-def tmp_path(request: pytest.FixtureRequest) -> Path:
-    """This case's own directory under the run's base, outside the system temp directory."""
+def tmp_path(request: pytest.FixtureRequest) -> Iterator[Path]:
+    """This case's own directory under the run's base, outside the system temp directory;
+    removed (in the background) once the case is over."""
     mark = request.node.get_closest_marker("case")
-    return conformance_dir(request.config, str(mark.args[0]) if mark else request.node.name)
+    directory = conformance_dir(request.config, str(mark.args[0]) if mark else request.node.name)
+    yield directory
+    discard_dir(request.config, directory)
 
 
 @pytest.fixture

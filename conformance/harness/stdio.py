@@ -9,6 +9,11 @@ the next call starts a fresh one — which, like the first, is greeted with ``de
 child that cannot answer it is dead. Sessions belong to the process that opened them: a call
 naming a session of a stopped child is never sent to its successor. A harness that times out
 several calls in a row is declared dead: every remaining call fails at once with that reason.
+
+A caller waiting for its answer reads the child's stdout itself while no other thread does, and
+hands on what answers other calls, so a lone call costs no switch between threads; a watcher
+notices a child that exits between calls, and what a child wrote while no call waited is
+handled before the next call is made.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import collections
 import contextlib
 import itertools
 import json
+import math
 import os
 import select
 import signal
@@ -24,7 +30,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import IO, Final
 
 from conformance.display import show
@@ -79,9 +85,26 @@ class Trace:
 @dataclass
 class _Pending:
     method: str
-    done: threading.Event = field(default_factory=threading.Event)
+    done: bool = False
     answer: JsonObject | None = None
     failure: str | None = None
+
+    def finished(self) -> bool:
+        """Whether it was answered or failed (set by whichever thread read or failed it)."""
+        return self.done
+
+
+class _Call:
+    """A call as verdicts name it, worded only when one does (most calls never need it)."""
+
+    __slots__ = ("method", "params")
+
+    def __init__(self, method: str, params: JsonObject) -> None:
+        self.method = method
+        self.params = params
+
+    def __str__(self) -> str:
+        return _describe_call(self.method, self.params)
 
 
 class _Child:
@@ -106,30 +129,65 @@ class _Child:
         self.generation = 0
         self.greeted = False
         """Whether it has answered the handshake (a fresh child must, before anything else)."""
+        self.reader = threading.Lock()
+        """Held by the one thread reading stdout: a caller waiting for its answer, or the
+        watcher of an exited child. Nobody reads while no call waits, so an answer reaches its
+        caller without a thread handoff."""
+        self.buffer = bytearray()  # the start of a line not yet ended (kept between readers)
+        self.oversized = False  # the line being read is past the size limit (being discarded)
+        self.stdout_ended = False
+        assert self.process.stdout is not None
+        self.stdout = self.process.stdout.fileno()
+        self._wake_lock = threading.Lock()
+        self._wake_read, self._wake_write = os.pipe()  # interrupts a reader when it is retired
+        self.poller = select.poll()
+        self.poller.register(self.stdout, select.POLLIN)
+        self.poller.register(self._wake_read, select.POLLIN)
         self._stderr_reader = threading.Thread(
             target=self._drain_stderr, daemon=True, name="harness-stderr"
         )
         self._stderr_reader.start()
-        threading.Thread(target=self._read_answers, daemon=True, name="harness-stdout").start()
+        threading.Thread(target=self._watch_exit, daemon=True, name="harness-exit").start()
 
     def send(self, line: str) -> None:
         assert self.process.stdin is not None
         self.process.stdin.write(line.encode("utf-8") + b"\n")
         self.process.stdin.flush()
 
+    def wake(self) -> None:
+        """Make the thread reading stdout (if any) look up: its call may have been failed."""
+        with self._wake_lock, contextlib.suppress(OSError):
+            if self._wake_write >= 0:
+                os.write(self._wake_write, b"!")
+
     def stop(self) -> None:
         """Stop the child and everything it started."""
         self.stopping = True
+        self.wake()
         if self.process.poll() is None:
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 self.process.kill()
         self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+        # Its stdout and the wake pipe are closed once no thread reads them (a reader that
+        # never lets go, stuck on a pipe something else holds open, keeps them).
+        readers_gone = self.reader.acquire(timeout=STDERR_GRACE_S)
+        streams = [self.process.stdin, self.process.stderr]
+        if readers_gone:
+            streams.append(self.process.stdout)
+        for stream in streams:
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
+        if readers_gone:
+            with self._wake_lock:
+                for fd in (self._wake_read, self._wake_write):
+                    with contextlib.suppress(OSError):
+                        if fd >= 0:
+                            os.close(fd)
+                self._wake_read = self._wake_write = -1
+            self.reader.release()
 
     def status(self) -> str:
         """How the process ended, in words."""
@@ -195,46 +253,57 @@ class _Child:
         if self.transport.trace is not None:
             self.transport.trace.write("stderr", line)
 
-    def _read_answers(self) -> None:
-        assert self.process.stdout is not None
-        fd = self.process.stdout.fileno()
+    def stdout_closed(self) -> None:
+        """Its stdout ended: unless the suite stopped it, say how it ended, stderr read first."""
+        if self.stopping:
+            return
+        status = self.status()
+        # What it wrote to stderr before exiting is the useful part of the verdict: read it
+        # all first (bounded, in case something it started still holds the pipe open).
+        self._stderr_reader.join(timeout=STDERR_GRACE_S)
+        self.transport._broken(self, status, with_tail=True)
+
+    def _watch_exit(self) -> None:
+        """When the process ends while no call waits, read what it left and say how it ended."""
+        try:
+            if hasattr(os, "waitid"):  # waits without reaping: status() still gets the code
+                os.waitid(os.P_PID, self.process.pid, os.WEXITED | os.WNOWAIT)
+            else:  # macOS before Python 3.13
+                self.process.wait()
+        except ChildProcessError:  # already reaped: the suite stopped it
+            return
+        if self.stopping:
+            return
+        with self.reader:
+            self.transport._read(self, until=None, deadline=None)
+
+    def drain_wake(self) -> None:
+        """Forget the wake-ups seen so far."""
+        with contextlib.suppress(OSError):
+            os.read(self._wake_read, 4096)
+
+    def take(self, chunk: bytes) -> list[bytes] | None:
+        """The whole lines ``chunk`` completes; None once a line is past the size limit."""
         limit = self.transport.max_answer_bytes
-        buffer = bytearray()
-        oversized = False
+        lines: list[bytes] = []
+        start = 0
         while True:
-            try:
-                chunk = os.read(fd, _READ_CHUNK)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                break
-            start = 0
-            while True:
-                newline = chunk.find(b"\n", start)
-                piece = chunk[start:] if newline < 0 else chunk[start:newline]
-                if not oversized:
-                    buffer += piece
-                    if len(buffer) > limit:
-                        oversized = True
-                        buffer.clear()  # the rest of this line is discarded unread into memory
-                if newline < 0:
-                    break
-                if oversized:
-                    self.transport._broken(
-                        self, f"sent an answer of more than {limit:,} bytes (the size limit)"
-                    )
-                    return
-                line = bytes(buffer)
-                buffer.clear()
-                start = newline + 1
-                if line.strip():
-                    self.transport._received(self, line)
-        if not self.stopping:
-            status = self.status()
-            # What it wrote to stderr before exiting is the useful part of the verdict: read it
-            # all first (bounded, in case something it started still holds the pipe open).
-            self._stderr_reader.join(timeout=STDERR_GRACE_S)
-            self.transport._broken(self, status, with_tail=True)
+            newline = chunk.find(b"\n", start)
+            piece = chunk[start:] if newline < 0 else chunk[start:newline]
+            if not self.oversized:
+                self.buffer += piece
+                if len(self.buffer) > limit:
+                    self.oversized = True
+                    self.buffer.clear()  # the rest of this line is discarded unread into memory
+            if newline < 0:
+                return lines
+            if self.oversized:
+                return None
+            line = bytes(self.buffer)
+            self.buffer.clear()
+            start = newline + 1
+            if line.strip():
+                lines.append(line)
 
 
 class Stdio(Transport):
@@ -267,14 +336,23 @@ class Stdio(Transport):
         self._lock = threading.Lock()
         self._start_lock = threading.Lock()  # one child starts (and is greeted) at a time
         self._child: _Child | None = None
+        self._generation = 0
         self._session_owner: dict[str, int] = {}  # session handle -> generation that opened it
         self._stopped_because = ""
         self._pending: dict[int, _Pending] = {}
+        self._turn = threading.Condition()  # notified when a call ends or the reader lets go
+        self._waiting = 0  # callers waiting on _turn
         self._ids = itertools.count(1)
         self._timeouts_in_a_row = 0
         self._dead: str | None = None
         self.deadline: float | None = None
         """A monotonic time no call may wait past (the run's deadline), if any."""
+
+    @property
+    def generation(self) -> int:
+        """Bumped whenever the child restarts; what it wrote meanwhile is taken in first."""
+        self._take_in()
+        return self._generation
 
     def log_lines(self) -> list[str] | None:
         """The harness's stderr (its log) so far, the last lines of it."""
@@ -285,7 +363,8 @@ class Stdio(Transport):
 
     def call(self, method: str, params: JsonObject) -> Json:
         """Send one request and wait for its answer, within the timeout."""
-        what = _describe_call(method, params)
+        what = _Call(method, params)
+        self._take_in()
         child = self._current(what, method, params)
         answer = self._exchange(child, method, params, what)
         if method == "call_tool":
@@ -319,24 +398,33 @@ class Stdio(Transport):
                 self._session_owner.pop(params["session"], None)
         return result
 
+    def start(self) -> None:
+        """Start the child now, ahead of the first call (which still greets it first).
+
+        A command that cannot start fails that first call, in its words, as it would have.
+        """
+        with self._start_lock, contextlib.suppress(HarnessCallError):
+            if self._child is None and self._dead is None:
+                self._start(_Call(HANDSHAKE, {}), HANDSHAKE)
+
     def abandon(self, reason: str) -> bool:
         """Stop the child if a call is still waiting on it; ``reason`` says whose call it was."""
         with self._lock:
             child = self._child
-            waiting = [p.method for p in self._pending.values() if not p.done.is_set()]
+            waiting = [p.method for p in self._pending.values() if not p.done]
         if child is None or not waiting:
             return False
         self._retire(child, f"was stopped: {reason}")
         return True
 
-    def _current(self, what: str, method: str, params: JsonObject) -> _Child:
+    def _current(self, what: _Call, method: str, params: JsonObject) -> _Child:
         """The running child (started and greeted if need be) that may be sent this call."""
         session = params.get("session")
         with self._lock:
             if self._dead is not None:
                 raise HarnessDead(f"{what} not made: {self._dead}", method=method)
             owner = self._session_owner.get(session) if isinstance(session, str) else None
-            if owner is not None and owner != self.generation:
+            if owner is not None and owner != self._generation:
                 raise HarnessCallError(
                     f"{what} not made: session {session!r} belonged to a harness process that "
                     f"{self._stopped_because or 'was stopped'}",
@@ -351,17 +439,17 @@ class Stdio(Transport):
                 self._greet(child, what, method)
             return child
 
-    def _greet(self, child: _Child, what: str, method: str) -> None:
+    def _greet(self, child: _Child, what: _Call, method: str) -> None:
         """The handshake a restarted child owes before its first real call."""
         try:
-            self._exchange(child, HANDSHAKE, {}, HANDSHAKE)
+            self._exchange(child, HANDSHAKE, {}, _Call(HANDSHAKE, {}))
         except HarnessCallError as exc:
             with self._lock:
                 self._dead = f"the harness is dead: a fresh process did not start: {exc}"
                 dead = self._dead
             raise HarnessDead(f"{what} not made: {dead}", method=method) from None
 
-    def _exchange(self, child: _Child, method: str, params: JsonObject, what: str) -> JsonObject:
+    def _exchange(self, child: _Child, method: str, params: JsonObject, what: _Call) -> JsonObject:
         """Send one request to ``child`` and wait for its answer (raw), within the timeout."""
         with self._lock:
             if self._child is not child:  # stopped since it was chosen: its pending were failed
@@ -376,12 +464,13 @@ class Stdio(Transport):
                 self.trace.write("send", line)
             child.send(line)
         except (BrokenPipeError, OSError, UnicodeEncodeError) as exc:
-            self._forget(request_id)
             if isinstance(exc, UnicodeEncodeError):
+                self._forget(request_id)
                 raise HarnessCallError(
                     f"{what}: the request cannot be sent as UTF-8 JSON ({exc.reason})",
                     method=method,
                 ) from None
+            # Failed with the others that wait on it (forgotten first, it waited out its timeout).
             self._broken(child, f"stopped reading its stdin ({child.status()})", with_tail=True)
         handshake = method == HANDSHAKE
         timeout = self.handshake_timeout_s if handshake else self.timeout_s
@@ -390,7 +479,7 @@ class Stdio(Transport):
         )
         if self.deadline is not None and self.deadline - time.monotonic() < timeout:
             timeout, limit = max(0.0, self.deadline - time.monotonic()), "the run's deadline"
-        if not pending.done.wait(timeout):
+        if not self._await(child, pending, timeout):
             self._timed_out(child, request_id, what, method, waited=timeout, limit=limit)
         self._forget(request_id)
         if pending.failure is not None:
@@ -411,7 +500,7 @@ class Stdio(Transport):
 
     # -- internals --------------------------------------------------------------------------
 
-    def _start(self, what: str, method: str) -> _Child:
+    def _start(self, what: _Call, method: str) -> _Child:
         try:
             child = _Child(self)
         except OSError as exc:
@@ -421,18 +510,100 @@ class Stdio(Transport):
                 method=method,
             ) from None
         with self._lock:
-            child.generation = self.generation
+            child.generation = self._generation
             self._child = child
         if self.trace is not None:
             self.trace.write("event", f"started {' '.join(self.command)} (pid {child.process.pid})")
         return child
+
+    def _await(self, child: _Child, pending: _Pending, timeout: float) -> bool:
+        """Wait until ``pending`` is answered or failed; whether it was, within ``timeout``.
+
+        The waiting caller reads the child's stdout itself when no other thread does, handing
+        on whatever answers other calls, so a lone call costs no thread switch; callers waiting
+        meanwhile are woken when their answer comes or when the reader lets go.
+        """
+        deadline = time.monotonic() + timeout
+        while not pending.finished():
+            if self._child is child and child.reader.acquire(blocking=False):
+                try:
+                    self._read(child, until=pending, deadline=deadline)
+                finally:
+                    child.reader.release()
+                    self._notify()
+                if not pending.finished() and time.monotonic() >= deadline:
+                    return False
+                continue
+            with self._turn:
+                self._waiting += 1  # before looking: a notifier that sees 0 changed it already
+                try:
+                    if pending.finished():
+                        return True
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        return False
+                    if child.reader.locked() or self._child is not child:
+                        self._turn.wait(remaining)
+                finally:
+                    self._waiting -= 1
+        return True
+
+    def _notify(self) -> None:
+        """Wake the callers waiting on another thread's reading, if there are any."""
+        if self._waiting:
+            with self._turn:
+                self._turn.notify_all()
+
+    def _read(self, child: _Child, *, until: _Pending | None, deadline: float | None) -> None:
+        """Read and handle ``child``'s output (holding ``child.reader``) until ``until`` is done,
+        ``deadline`` (monotonic) passes — None: until its stdout ends — or it is retired."""
+        while not child.stdout_ended and self._child is child:
+            if until is not None and until.done:
+                return
+            wait_ms = None
+            if deadline is not None:
+                wait_ms = max(0, math.ceil((deadline - time.monotonic()) * 1000))
+            ready = child.poller.poll(wait_ms)
+            if not ready:
+                return
+            if any(fd != child.stdout for fd, _ in ready):
+                child.drain_wake()
+                if len(ready) == 1:
+                    continue
+            try:
+                chunk = os.read(child.stdout, _READ_CHUNK)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                child.stdout_ended = True
+                child.stdout_closed()
+                return
+            lines = child.take(chunk)
+            if lines is None:
+                limit = self.max_answer_bytes
+                self._broken(child, f"sent an answer of more than {limit:,} bytes (the size limit)")
+                return
+            for line in lines:
+                self._received(child, line)
+
+    def _take_in(self) -> None:
+        """Handle what the child wrote while no call waited (it exited, or broke the protocol)
+        before anything looks at it, as if it had been read when it came."""
+        child = self._child
+        if child is None or not child.reader.acquire(blocking=False):
+            return
+        try:
+            self._read(child, until=None, deadline=0.0)
+        finally:
+            child.reader.release()
+            self._notify()
 
     def _forget(self, request_id: int) -> None:
         with self._lock:
             self._pending.pop(request_id, None)
 
     def _timed_out(
-        self, child: _Child, request_id: int, what: str, method: str, *, waited: float, limit: str
+        self, child: _Child, request_id: int, what: _Call, method: str, *, waited: float, limit: str
     ) -> None:
         self._forget(request_id)
         with self._lock:
@@ -459,7 +630,7 @@ class Stdio(Transport):
                 return
             self._child = None
             # Its sessions are gone with it: nothing opened there may be sent to a successor.
-            self.generation += 1
+            self._generation += 1
             self._stopped_because = reason.splitlines()[0]
             pending = list(self._pending.values())
             self._pending.clear()
@@ -467,17 +638,20 @@ class Stdio(Transport):
             self.trace.write("event", f"harness stopped: {reason.splitlines()[0]}")
         for waiting in pending:
             waiting.failure = reason
-            waiting.done.set()
+            waiting.done = True
+        child.wake()
+        with self._turn:
+            self._turn.notify_all()
         child.stopping = True
         threading.Thread(target=child.stop, daemon=True).start()
 
     def _received(self, child: _Child, line: bytes) -> None:
-        text = line.decode("utf-8", errors="replace")
         if self.trace is not None:
-            self.trace.write("recv", text)
+            self.trace.write("recv", line.decode("utf-8", errors="replace"))
         try:
             message = json.loads(line)
         except ValueError:
+            text = line.decode("utf-8", errors="replace")
             self._broken(
                 child, f"answered with a line that is not JSON: {text[:200]!r}", with_tail=True
             )
@@ -499,10 +673,12 @@ class Stdio(Transport):
                 if pending is None
                 else 'an answer with neither "result" nor "error"'
             )
+            text = line.decode("utf-8", errors="replace")
             self._broken(child, f"sent {problem}: {text[:200]!r}")
             return
         pending.answer = message
-        pending.done.set()
+        pending.done = True
+        self._notify()
 
     def _resume_after(self, params: object) -> None:
         session = params.get("session") if isinstance(params, dict) else None

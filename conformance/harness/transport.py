@@ -41,12 +41,15 @@ class Transport(ABC):
     """A connection to one harness."""
 
     label: str
-    generation: int = 0
-    """Bumped whenever the harness behind the transport restarts (its sessions are gone)."""
 
     def __init__(self) -> None:
         self._pause_handlers: list[PauseHandler] = []
         self._pause_lock = threading.Lock()
+
+    @property
+    def generation(self) -> int:
+        """Bumped whenever the harness behind the transport restarts (its sessions are gone)."""
+        return 0
 
     @abstractmethod
     def call(self, method: str, params: JsonObject) -> Json:
