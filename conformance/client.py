@@ -11,7 +11,7 @@ it — ``accepted``/``refused`` (behaviour: the error flag and the disk) and ``s
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +59,27 @@ def _require(condition: bool, call: str | Callable[[], str], problem: str, got: 
     if not condition:
         named = call if isinstance(call, str) else call()
         raise ContractError(f"{named}: {problem} (got {shorten(got, 300)})")
+
+
+def _error_answer(answer: Json) -> JsonObject:
+    """``make_error``'s answer, checked: ``{"handle": str}`` or ``{"rejected": str}``."""
+    _require(
+        isinstance(answer, dict)
+        and (isinstance(answer.get("handle"), str) or isinstance(answer.get("rejected"), str)),
+        "make_error",
+        'answer {"handle": str} or {"rejected": str}',
+        answer,
+    )
+    return cast(JsonObject, answer)
+
+
+def _accepted(kind: str, answer: JsonObject) -> str:
+    """The handle of an error the harness had to accept."""
+    if "rejected" in answer:
+        raise ContractError(
+            f"make_error: the harness rejected a valid {kind}: {answer['rejected']}"
+        )
+    return str(answer["handle"])
 
 
 @dataclass
@@ -569,48 +590,80 @@ class Client:
         applicable. A declared method the harness answers as unknown fails the first case that
         meets it in one line; every later call of it says which case that was.
         """
+        self._may_send(method)
+        try:
+            return self.transport.call(method, params)
+        except HarnessCallError as exc:
+            return self._settle(method, exc)
+
+    def _may_send(self, method: str) -> None:
         if method in self.profile.lacks and self.lacking is not None:
             self.lacking(method)
         if method in self.unknown:
             raise ContractError(
                 f"{method}: see {self.unknown[method]} (the harness has no {method})"
             )
-        try:
-            return self.transport.call(method, params)
-        except HarnessCallError as exc:
-            if not exc.unknown or not self.profile.implements(method):
-                raise
-            self.unknown[method] = self.case_id or "the first case that called it"
-            owners = [c for c, ms in PROTOCOL_METHODS_OF.items() if method in ms]
-            owner = next((c for c in owners if self.profile.has(c)), "a")
-            raise ContractError(
-                f"{method}: the harness declares the {owner} capability but answered {method} "
-                f"as an unknown method; implement it, or list it in describe.lacks "
-                f"({cite('contract.declared')})"
-            ) from None
+
+    def _settle(self, method: str, outcome: Json) -> Json:
+        """A request's result, or its failure raised as ``call`` raises it."""
+        if not isinstance(outcome, HarnessCallError):
+            return outcome
+        if not outcome.unknown or not self.profile.implements(method):
+            raise outcome
+        self.unknown[method] = self.case_id or "the first case that called it"
+        owners = [c for c, ms in PROTOCOL_METHODS_OF.items() if method in ms]
+        owner = next((c for c in owners if self.profile.has(c)), "a")
+        raise ContractError(
+            f"{method}: the harness declares the {owner} capability but answered {method} "
+            f"as an unknown method; implement it, or list it in describe.lacks "
+            f"({cite('contract.declared')})"
+        ) from None
+
+    def batch(self, requests: Sequence[tuple[str, JsonObject]]) -> Iterator[Json]:
+        """Several raw calls, in one round trip where the harness takes batches (SPEC
+        {proto.batch}); a ref ``{"answer": k}`` names the handle request k answered.
+
+        Yields each result in order and raises the first failure where ``call`` would have,
+        so a case reads the same whether the harness took one batch or every request alone.
+        """
+        for method, _ in requests:
+            self._may_send(method)
+        for (method, _), outcome in zip(
+            requests, self.transport.call_batch(requests), strict=False
+        ):
+            yield self._settle(method, outcome)
 
     # -- errors -------------------------------------------------------------------------------
 
     def try_error(self, kind: str, message: Json = "m", **spec: Json) -> JsonObject:
         """``make_error``'s raw answer: ``{"handle"}`` or ``{"rejected"}``."""
-        answer = self.call("make_error", {"spec": {"kind": kind, "message": message, **spec}})
-        _require(
-            isinstance(answer, dict)
-            and (isinstance(answer.get("handle"), str) or isinstance(answer.get("rejected"), str)),
-            "make_error",
-            'answer {"handle": str} or {"rejected": str}',
-            answer,
+        return _error_answer(
+            self.call("make_error", {"spec": {"kind": kind, "message": message, **spec}})
         )
-        return cast(JsonObject, answer)
 
     def error(self, kind: str, message: Json = "m", **spec: Json) -> str:
         """Build an error the harness must accept; return its handle."""
-        answer = self.try_error(kind, message, **spec)
-        if "rejected" in answer:
-            raise ContractError(
-                f"make_error: the harness rejected a valid {kind}: {answer['rejected']}"
-            )
-        return str(answer["handle"])
+        return _accepted(kind, self.try_error(kind, message, **spec))
+
+    def chained(
+        self, links: Sequence[tuple[str, Json, JsonObject]], cause: JsonObject | None = None
+    ) -> str:
+        """Build errors ``(kind, message, spec)``, each the cause of the next (the first's is
+        ``cause``), as ``error`` builds each; return the last one's handle.
+
+        One batch where the harness takes batches: a chain of 3,000 is one round trip.
+        """
+        requests: list[tuple[str, JsonObject]] = []
+        for index, (kind, message, spec) in enumerate(links):
+            full: JsonObject = {"kind": kind, "message": message, **spec}
+            link = cause if index == 0 else {"answer": index - 1}
+            if link is not None:
+                full["cause"] = link
+            requests.append(("make_error", {"spec": full}))
+        handle = ""
+        for (kind, _, _), answer in zip(links, self.batch(requests), strict=False):
+            handle = _accepted(kind, _error_answer(answer))
+        return handle
 
     def inspect(self, handle: str) -> JsonObject:
         """``inspect_error``, checked for the description's shape."""

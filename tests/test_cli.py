@@ -42,7 +42,7 @@ def test_help_starts_with_the_suites_usage_and_names_every_command(tmp_path: Pat
 def test_version_names_the_suite_the_spec_and_the_protocol(tmp_path: Path) -> None:
     done = cli("--version", cwd=tmp_path)
     assert done.returncode == 0
-    assert done.stdout == "harness-conformance 0.1.0 (SPEC.md 2.5.0, protocol 1)\n"
+    assert done.stdout == "harness-conformance 0.1.0 (SPEC.md 2.6.0, protocol 1)\n"
 
 
 def test_collect_only_lists_and_exits_zero(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from jsonschema import Draft202012Validator
 
 from conformance.harness.schema import problem, protocol_schema
 from conformance.harness.stdio import Stdio
-from conformance.harness.transport import HarnessCallError, HarnessDead
+from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
 from tests.suite import REPO
 
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -342,3 +342,116 @@ def test_requests_from_many_threads_share_one_child() -> None:
         transport.close()
     assert len(answers) == 16
     assert transport.generation == 1
+
+
+# -- batches (SPEC {proto.batch}) --------------------------------------------------------------
+
+CHAIN_AND_A_BAD_REF: list[tuple[str, dict[str, Any]]] = [
+    ("make_error", {"spec": {"kind": "Exception", "message": "root"}}),
+    ("make_error", {"spec": {"kind": "HarnessError", "message": "outer", "code": "C", "cause": {"answer": 0}}}),
+    ("make_error", {"spec": {"kind": "HarnessError", "message": "kept", "code": "C", "cause": {"value": {"answer": 0}}}}),
+    ("error_chain", {"ref": {"answer": 1}}),
+    ("error_chain", {"ref": {"answer": 2}}),
+    ("error_chain", {"ref": {"answer": 3}}),  # a string, not a handle
+    ("make_error", {"spec": {"kind": "Exception", "message": "never made"}}),
+]  # fmt: skip
+
+
+def test_a_batch_gets_what_its_requests_get_one_at_a_time() -> None:
+    transport = Stdio([sys.executable, "-m", "conformance.serve", "--harness", "reference"],
+                      label="reference", env=ENV, timeout_s=30)  # fmt: skip
+    try:
+        assert transport.call("describe", {})["batch"] is True
+        assert transport.batches
+        batched = transport.call_batch(CHAIN_AND_A_BAD_REF)
+        alone = Transport.call_batch(transport, CHAIN_AND_A_BAD_REF)  # the one-at-a-time way
+    finally:
+        transport.close()
+    for outcomes in (batched, alone):
+        assert [type(o).__name__ for o in outcomes] == ["dict"] * 3 + ["str"] * 2 + [
+            "HarnessCallError"
+        ]
+        assert outcomes[3:5] == ["outer: root", 'kept: {"answer":0}']
+    assert str(batched[-1]) == (
+        "error_chain failed in the harness: error_chain: request 3 of the batch answered no handle"
+    )
+    assert str(alone[-1]) == "error_chain not made: request 3 of the batch answered no handle"
+
+
+RECORDS_MAKE_ERROR = """
+import json, sys
+made = 0
+for line in sys.stdin:
+    request = json.loads(line)
+    method, params = request["method"], request["params"]
+    sys.stderr.write(method + " " + json.dumps(params) + "\\n")
+    sys.stderr.flush()
+    if method == "describe":
+        result = {"name": "n", "version": "1", "language": "python", "protocol": 1,
+                  "capabilities": ["tools", "taxonomy"]}
+    elif method == "make_error":
+        made += 1
+        result = {"handle": "h%d" % made}
+    else:
+        result = json.dumps(params["ref"])
+    sys.stdout.write(json.dumps({"id": request["id"], "result": result}) + "\\n")
+    sys.stdout.flush()
+"""
+
+
+def test_a_harness_that_takes_no_batches_gets_each_request_alone_with_refs_resolved() -> None:
+    transport = _child(RECORDS_MAKE_ERROR, timeout_s=10)
+    try:
+        transport.call("describe", {})
+        outcomes = transport.call_batch(CHAIN_AND_A_BAD_REF[:4])
+        log = transport.log_lines() or []
+    finally:
+        transport.close()
+    assert not transport.batches
+    assert outcomes == [{"handle": "h1"}, {"handle": "h2"}, {"handle": "h3"}, '{"handle": "h2"}']
+    sent = [line for line in log if not line.startswith("describe")]
+    assert sent == [
+        'make_error {"spec": {"kind": "Exception", "message": "root"}}',
+        'make_error {"spec": {"kind": "HarnessError", "message": "outer", "code": "C", "cause": {"handle": "h1"}}}',
+        'make_error {"spec": {"kind": "HarnessError", "message": "kept", "code": "C", "cause": {"value": {"answer": 0}}}}',
+        'error_chain {"ref": {"handle": "h2"}}',
+    ]  # fmt: skip
+
+
+BATCH_ANSWERED_WITH = """
+import json, sys
+for line in sys.stdin:
+    request = json.loads(line)
+    if request["method"] == "describe":
+        result = {"name": "n", "version": "1", "language": "python", "protocol": 1,
+                  "capabilities": ["tools", "taxonomy"], "batch": True}
+    else:
+        result = json.loads(ANSWER)
+    sys.stdout.write(json.dumps({"id": request["id"], "result": result}) + "\\n")
+    sys.stdout.flush()
+"""
+
+
+@pytest.mark.parametrize(
+    ("answer", "failure"),
+    [
+        ('{"answers": []}', "batch of 4 requests: the answer is not {answers: [one per request run]}"),
+        ('[1, 2]', "batch of 4 requests: the answer is not {answers: [one per request run]}"),
+        ('{"answers": [{"result": {"handle": "h1"}}]}',
+         "batch of 4 requests: 1 answered, and none of them failed (a batch stops only after a "
+         "request that fails)"),
+        ('{"answers": [{"handle": "h1"}]}',
+         'make_error in a batch: its answer is neither {result} nor {error}: {"handle": "h1"}'),
+    ],
+)  # fmt: skip
+def test_a_batch_answered_outside_the_protocol_fails_naming_the_batch(
+    answer: str, failure: str
+) -> None:
+    transport = _child(f"ANSWER = {answer!r}\n" + BATCH_ANSWERED_WITH, timeout_s=10)
+    try:
+        transport.call("describe", {})
+        with pytest.raises(HarnessCallError) as info:
+            transport.call_batch(CHAIN_AND_A_BAD_REF[:4])
+    finally:
+        transport.close()
+    assert str(info.value).startswith(failure)

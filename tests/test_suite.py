@@ -52,16 +52,16 @@ def test_the_reference_adapter_passes_the_whole_suite(tmp_path: Path, transport:
     assert harness["capabilities"] == ["tools", "taxonomy", "loop", "native", "toolErrors", "pause"]
     assert harness["capabilitiesInferred"] is False
     assert data["suite"] == {"name": "harness-conformance", "version": "0.1.0"}
-    assert (data["spec"], data["level"], data["complete"]) == ("2.5.0", "all", True)
+    assert (data["spec"], data["level"], data["complete"]) == ("2.6.0", "all", True)
     found = outcomes(data)
     assert len(found) >= 200
     odd = {case: outcome for case, outcome in found.items() if outcome != "passed"}
     # Root bypasses permissions; two processes cannot race inside one.
     expected = {"PRV-012": "skipped"} if os.geteuid() == 0 else {}
     if transport == "in-process":
-        # Two processes cannot race inside one; the child's TMPDIR and stderr exist only over
-        # stdio.
-        expected |= dict.fromkeys(["PUB-010", "SBX-014", "SEC-007"], "not-applicable")
+        # Two processes cannot race inside one; the child's TMPDIR and stderr, and batches,
+        # exist only over stdio.
+        expected |= dict.fromkeys(["PUB-010", "SBX-014", "SEC-007", "CON-004"], "not-applicable")
     assert odd == expected
     assert isinstance(data["duration_s"], float)
     assert "harness conformance" in done.stdout

@@ -4,7 +4,8 @@
 // Zero dependencies. The protocol is JSON Lines: one request per line on stdin
 // ({"id", "method", "params"}), one answer per line on stdout ({"id", "result"} or
 // {"id", "error": {"message"}}), plus the `paused` notification of SPEC §6.4. Requests are
-// handled concurrently and answered as they settle, in any order ({#proto.concurrent}).
+// handled concurrently and answered as they settle, in any order ({#proto.concurrent}); a
+// `batch` of taxonomy requests runs one after another ({#proto.batch}).
 
 import { Console } from 'node:console';
 import { createInterface } from 'node:readline';
@@ -119,19 +120,78 @@ async function answer(handlers, line, pauses, send) {
     send({ id, result: null });
     return resumed();
   }
-  let message;
+  if (method === 'batch') return send({ id, ...(await batch(handlers, params, pauses)) });
+  return send({ id, ...(await outcome(handlers, method, params, pauses)) });
+}
+
+/** `{result}` or `{error}` of one request, as the protocol answers it; never rejects. */
+async function outcome(handlers, method, params, pauses) {
   try {
-    message = { id, result: toJson(await invoke(handlers, method, params, pauses)) };
+    return { result: toJson(await invoke(handlers, method, params, pauses)) };
   } catch (error) {
     const text = describeThrown(error);
-    message = failure(id, error instanceof ProtocolError ? text : `${method} failed: ${text}`);
+    const message = failure(null, error instanceof ProtocolError ? text : `${method} failed: ${text}`);
     // SPEC {#proto.unknown}: a method the harness does not have is said so, machine-readably.
     if (error instanceof UnknownMethod) message.error.unknown = true;
     // An interruption that escaped the call (SPEC §2.1) is named by the thrower, e.g.
     // `Object.assign(new Error('interrupted'), {propagated: 'KeyboardInterrupt'})`.
     if (typeof error?.propagated === 'string') message.error.propagated = error.propagated;
+    return { error: message.error };
   }
-  return send(message);
+}
+
+/** The methods a batch may hold (SPEC {#proto.batch}). */
+const BATCHABLE = ['make_error', 'error_chain'];
+
+/**
+ * Run a batch's requests one after another until one fails (SPEC {#proto.batch}); a ref
+ * `{"answer": k}` (the `spec.cause` of make_error, the `ref` of error_chain) stands for the
+ * handle request k answered. Any harness gets batches from this kit.
+ */
+async function batch(handlers, params, pauses) {
+  const { requests } = params;
+  if (!Array.isArray(requests)) return { error: { message: 'batch: params.requests must be a list' } };
+  const answers = [];
+  const results = [];
+  for (const request of requests) {
+    const method = request?.method;
+    if (!BATCHABLE.includes(method)) {
+      const only = BATCHABLE.join(', ');
+      answers.push({ error: { message: `batch: ${JSON.stringify(method)} cannot be batched (only ${only})` } });
+      break;
+    }
+    let resolved;
+    try {
+      resolved = resolveAnswerRef(method, request.params ?? {}, results);
+    } catch (error) {
+      answers.push({ error: { message: `${method}: ${error.message}` } });
+      break;
+    }
+    const one = await outcome(handlers, method, resolved, pauses);
+    answers.push(one);
+    if ('error' in one) break;
+    results.push(one.result);
+  }
+  return { result: { answers } };
+}
+
+function isAnswerRef(value) {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    && Object.keys(value).length === 1 && Number.isInteger(value.answer);
+}
+
+/** `params` with its ref `{"answer": k}` replaced by `{"handle": h}`; a value is never touched. */
+function resolveAnswerRef(method, params, results) {
+  const handleOf = ({ answer: index }) => {
+    const handle = index >= 0 && index < results.length ? results[index]?.handle : undefined;
+    if (typeof handle !== 'string') throw new Error(`request ${index} of the batch answered no handle`);
+    return { handle };
+  };
+  if (method === 'make_error' && isAnswerRef(params.spec?.cause)) {
+    return { ...params, spec: { ...params.spec, cause: handleOf(params.spec.cause) } };
+  }
+  if (method === 'error_chain' && isAnswerRef(params.ref)) return { ...params, ref: handleOf(params.ref) };
+  return params;
 }
 
 /** Run the handler behind `method`; throws (with a message) for anything that goes wrong. */
@@ -167,8 +227,9 @@ async function describe(handlers) {
     described.capabilities = capabilities;
     if (inferred !== undefined) described.inferred = inferred;
   }
-  // The harness's other fields (options, paths, …) follow; `protocol` is always the kit's.
-  return Object.assign(described, rest, { protocol: PROTOCOL_VERSION });
+  // The harness's other fields (options, paths, …) follow; `protocol` is always the kit's,
+  // and so are batches (this kit runs them for any harness).
+  return Object.assign(described, rest, { protocol: PROTOCOL_VERSION, batch: true });
 }
 
 function handler(handlers, method, name) {

@@ -1,15 +1,19 @@
-"""SPEC §6: the contract itself — the handshake, concurrent calls, and the line framing."""
+"""SPEC §6: the contract itself — the handshake, concurrent calls, the line framing, batches."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
 
-from conformance.cases import case
+import pytest
+
+from conformance import spec
+from conformance.cases import case, needs
 from conformance.client import Client, Result, Session
 from conformance.disk import Disk
 from conformance.display import show
-from conformance.harness.contract import CAPABILITIES
+from conformance.harness.contract import CAPABILITIES, ContractError, Json, JsonObject
+from conformance.harness.transport import HarnessCallError
 from conformance.spec import Wording
 from conformance.verdict import Judge
 
@@ -67,3 +71,34 @@ def test_any_text_crosses_the_line_framing(session: Session, disk: Disk, w: Word
     session.write("wide.txt", content).accepted("proto.lines", changes={"wide.txt": content}).says(
         w.write_output(disk.display("wide.txt"), created=True), "write.output")  # fmt: skip
     session.read("wide.txt").accepted("proto.lines")
+
+
+@case("CON-004", rules=["proto.batch"])
+@needs("taxonomy")
+def test_a_batch_is_its_requests_one_after_another(client: Client, judge: Judge) -> None:
+    """answer a batch as its requests one after another, a ref to an earlier answer resolved"""
+    if not client.transport.batches:
+        pytest.skip("not applicable: the harness takes no batches (describe.batch)")
+    looks_like_a_ref: JsonObject = {"answer": 0}
+    requests: list[tuple[str, JsonObject]] = [
+        ("make_error", {"spec": {"kind": "Exception", "message": "root"}}),
+        ("make_error", {"spec": {"kind": "HarnessError", "message": "outer", "code": "C",
+                                 "cause": {"answer": 0}}}),
+        ("make_error", {"spec": {"kind": "HarnessError", "message": "kept", "code": "C",
+                                 "cause": {"value": looks_like_a_ref}}}),
+        ("error_chain", {"ref": {"answer": 1}}),
+        ("error_chain", {"ref": {"answer": 2}}),
+        ("error_chain", {"ref": {"answer": 4}}),  # names a chain, not an error: must fail
+    ]  # fmt: skip
+    results: list[Json] = []
+    try:
+        for result in client.batch(requests):
+            results.append(result)
+    except (HarnessCallError, ContractError):
+        if len(results) < len(requests) - 1:  # an earlier request failed: that is the verdict
+            raise
+    judge.equal("the chains a batch rendered of its own errors", results[3:5],
+                ["outer: root", spec.chain_of(["kept"], spec.render_value(looks_like_a_ref))],
+                rule="proto.batch")  # fmt: skip
+    judge.true(len(results) < len(requests), "the batch answered a request whose ref names a "
+               f"string, not a handle, with a result: {show(results[-1])}", rule="proto.batch")  # fmt: skip

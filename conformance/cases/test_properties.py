@@ -157,25 +157,17 @@ CHAIN_LINKS = st.lists(
 
 def _build_chain(client: Client, links: list[tuple[str, str]], tail: Json | None) -> str:
     """Build a linear chain, innermost last in ``links``; return the outermost handle."""
-    cause: JsonObject | None = None if tail is None else {"value": tail}
-    handle = ""
+    built: list[tuple[str, Json, JsonObject]] = []
     for index, (drawn, message) in enumerate(reversed(links)):
         # Only harness errors carry a non-exception cause.
-        kind = (
-            "HarnessError"
-            if drawn == "Exception" and cause is not None and "value" in cause
-            else drawn
-        )
-        extra: dict[str, Json] = (
+        kind = "HarnessError" if drawn == "Exception" and index == 0 and tail is not None else drawn
+        extra: JsonObject = (
             {}
             if kind == "Exception"
             else {"code": {"FsError": "FS_IO_ERROR"}.get(kind, f"C{index}")}
         )
-        if cause is not None:
-            extra["cause"] = cause
-        handle = client.error(kind, message, **extra)
-        cause = {"handle": handle}
-    return handle
+        built.append((kind, message, extra))
+    return client.chained(built, None if tail is None else {"value": tail})
 
 
 @case("PROP-005", rules=["chain.join", "chain.repeat", "chain.value"])

@@ -392,9 +392,9 @@ def test_a_cause_rechained_after_construction(client: Client, judge: Judge) -> N
 @case("TAX-027", rules=["chain.deep"])
 def test_a_very_deep_chain(client: Client, judge: Judge) -> None:
     """render a chain of 3,000 causes in full"""
-    handle = client.error("Exception", "e0")
-    for index in range(1, 3000):
-        handle = client.error("HarnessError", f"e{index}", code="C", cause={"handle": handle})
+    links: list[tuple[str, Json, JsonObject]] = [("Exception", "e0", {})]
+    links += [("HarnessError", f"e{index}", {"code": "C"}) for index in range(1, 3000)]
+    handle = client.chained(links)
     rendered = client.chain({"handle": handle})
     judge.equal(
         "the number of links error_chain rendered",

@@ -7,7 +7,8 @@ harness's log; the protocol has a private copy of the original stdout. Requests 
 concurrently (SPEC §6.3), so two sessions can race: on a pool of threads, except a request that
 arrives while nothing else runs and whose session was never armed to pause, which is served
 on the reading thread (it cannot wait for anything the suite has yet to send, and a thread
-handoff costs more than most calls).
+handoff costs more than most calls). A ``batch`` (SPEC {proto.batch}) is run here, one
+request after another, for any harness object.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import IO, Any, Final
 
 from conformance.encoding import json_text
+from conformance.harness.batch import BATCHABLE, Unresolved, resolve
 from conformance.harness.contract import PROTOCOL_VERSION, Json, JsonObject
 from conformance.harness.dispatch import Propagated, UnknownMethod, dispatch
 from conformance.harness.objects import load_python_harness
@@ -102,37 +104,62 @@ class Server:
     def _run(self, request: JsonObject) -> None:
         method, request_id = request["method"], request.get("id")
         params = request.get("params") or {}
+        if method == "batch":
+            self._answer({"id": request_id, **self._batch(params)})
+            return
+        self._answer({"id": request_id, **self._outcome(method, params)})
+
+    def _outcome(self, method: str, params: JsonObject) -> JsonObject:
+        """``{"result"}`` or ``{"error"}`` of one request, as the protocol answers it."""
         try:
             result = dispatch(self.harness, method, params, self._pause)
             if method == "describe":
                 result = self._describe(result)
                 problem = _undeclarable(self.harness, result, self.label)
                 if problem is not None:  # one line before the first case ({contract.declared})
-                    self._answer({"id": request_id, "error": {"message": SERVE_PREFIX + problem}})
-                    return
+                    return {"error": {"message": SERVE_PREFIX + problem}}
         except Propagated as exc:
-            self._answer(
-                {
-                    "id": request_id,
-                    "error": {"message": str(exc) or exc.name, "propagated": exc.name},
-                }
-            )
-            return
+            return {"error": {"message": str(exc) or exc.name, "propagated": exc.name}}
         except UnknownMethod as exc:
-            self._answer({"id": request_id, "error": {"message": str(exc), "unknown": True}})
-            return
+            return {"error": {"message": str(exc), "unknown": True}}
         except Exception as exc:
-            self._answer({"id": request_id, "error": {"message": f"{type(exc).__name__}: {exc}"}})
-            return
-        self._answer({"id": request_id, "result": result})
+            return {"error": {"message": f"{type(exc).__name__}: {exc}"}}
+        return {"result": result}
+
+    def _batch(self, params: JsonObject) -> JsonObject:
+        """Run a batch's requests in order, resolving ``{"answer": k}`` refs, until one fails
+        (SPEC {proto.batch}): any harness object gets batches from this module."""
+        requests = params.get("requests")
+        if not isinstance(requests, list):
+            return {"error": {"message": "batch: params.requests must be a list"}}
+        answers: list[JsonObject] = []
+        results: list[Json] = []
+        for request in requests:
+            method = request.get("method") if isinstance(request, dict) else None
+            if method not in BATCHABLE:
+                message = f"batch: {method!r} cannot be batched (only {', '.join(BATCHABLE)})"
+                answers.append({"error": {"message": message}})
+                break
+            try:
+                resolved = resolve(method, request.get("params") or {}, results)
+            except Unresolved as exc:
+                answers.append({"error": {"message": f"{method}: {exc}"}})
+                break
+            answer = self._outcome(method, resolved)
+            answers.append(answer)
+            if "error" in answer:
+                break
+            results.append(answer["result"])
+        return {"result": {"answers": answers}}
 
     def _describe(self, answer: Json) -> Json:
-        """Add the protocol version, and the capabilities inferred from the object if undeclared."""
+        """Add the protocol version, that batches are taken (this module runs them), and the
+        capabilities inferred from the object if undeclared."""
         from conformance.harness.contract import infer_capabilities  # noqa: PLC0415
 
         if not isinstance(answer, dict):
             return answer
-        described = {**answer, "protocol": PROTOCOL_VERSION}
+        described = {**answer, "protocol": PROTOCOL_VERSION, "batch": True}
         if "capabilities" not in described:
             described["capabilities"] = sorted(infer_capabilities(self.harness))
             described["inferred"] = True

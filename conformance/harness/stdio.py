@@ -35,6 +35,7 @@ from typing import IO, Final
 
 from conformance.display import show
 from conformance.encoding import json_text
+from conformance.harness.batch import Unresolved, resolve
 from conformance.harness.contract import Json, JsonObject
 from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
 
@@ -92,6 +93,19 @@ class _Pending:
     def finished(self) -> bool:
         """Whether it was answered or failed (set by whichever thread read or failed it)."""
         return self.done
+
+
+def _failed(what: _Call, method: str, error: Json) -> HarnessCallError:
+    """The failure a request answered with ``{"error"}`` is."""
+    message = error.get("message") if isinstance(error, dict) else None
+    propagated = error.get("propagated") if isinstance(error, dict) else None
+    said = message if isinstance(message, str) else repr(error)
+    return HarnessCallError(
+        f"{what} failed in the harness: {said}",
+        method=method,
+        propagated=propagated if isinstance(propagated, str) else None,
+        unknown=isinstance(error, dict) and error.get("unknown") is True,
+    )
 
 
 class _Call:
@@ -347,12 +361,18 @@ class Stdio(Transport):
         self._dead: str | None = None
         self.deadline: float | None = None
         """A monotonic time no call may wait past (the run's deadline), if any."""
+        self._batches = False  # the harness said it takes batches (describe.batch)
 
     @property
     def generation(self) -> int:
         """Bumped whenever the child restarts; what it wrote meanwhile is taken in first."""
         self._take_in()
         return self._generation
+
+    @property
+    def batches(self) -> bool:
+        """Whether the harness's ``describe`` said it takes batches (``batch: true``)."""
+        return self._batches
 
     def log_lines(self) -> list[str] | None:
         """The harness's stderr (its log) so far, the last lines of it."""
@@ -373,17 +393,60 @@ class Stdio(Transport):
             with self._lock:
                 self._timeouts_in_a_row = 0
         if "error" in answer:
-            error = answer["error"]
-            message = error.get("message") if isinstance(error, dict) else None
-            propagated = error.get("propagated") if isinstance(error, dict) else None
-            said = message if isinstance(message, str) else repr(error)
-            raise HarnessCallError(
-                f"{what} failed in the harness: {said}",
-                method=method,
-                propagated=propagated if isinstance(propagated, str) else None,
-                unknown=isinstance(error, dict) and error.get("unknown") is True,
-            )
+            raise _failed(what, method, answer["error"])
         result = answer.get("result")
+        self._validate(what, method, result)
+        with self._lock:
+            if method == "open_workspace" and isinstance(result, str):
+                self._session_owner[result] = child.generation
+            elif method == "close_workspace" and isinstance(params.get("session"), str):
+                self._session_owner.pop(params["session"], None)
+            elif method == HANDSHAKE and isinstance(result, dict):
+                self._batches = result.get("batch") is True
+        return result
+
+    def call_batch(self, requests: Sequence[tuple[str, JsonObject]]) -> list[Json]:
+        """Several requests in one round trip when the harness takes batches (SPEC
+        {proto.batch}); each answer is checked as the request sent alone would be."""
+        if not self._batches or len(requests) < 2:  # one request needs no batch
+            return super().call_batch(requests)
+        sent = [{"method": method, "params": params} for method, params in requests]
+        answer = self.call("batch", {"requests": sent})
+        answers = answer.get("answers") if isinstance(answer, dict) else None
+        if not isinstance(answers, list) or not 0 < len(answers) <= len(requests):
+            raise HarnessCallError(
+                f"batch of {len(requests)} requests: the answer is not {{answers: [one per "
+                f"request run]}}: {show(answer, 200)}",
+                method="batch",
+            )
+        outcomes: list[Json] = []
+        results: list[Json] = []
+        for (method, params), one in zip(requests, answers, strict=False):
+            try:
+                what = _Call(method, resolve(method, params, results))
+            except Unresolved:
+                what = _Call(method, params)
+            if not isinstance(one, dict) or ("result" in one) == ("error" in one):
+                raise HarnessCallError(
+                    f"{what} in a batch: its answer is neither {{result}} nor {{error}}: "
+                    f"{show(one, 200)}",
+                    method=method,
+                )
+            if "error" in one:
+                outcomes.append(_failed(what, method, one["error"]))
+                return outcomes
+            self._validate(what, method, one["result"])
+            outcomes.append(one["result"])
+            results.append(one["result"])
+        if len(outcomes) < len(requests):
+            raise HarnessCallError(
+                f"batch of {len(requests)} requests: {len(outcomes)} answered, and none of them "
+                "failed (a batch stops only after a request that fails)",
+                method="batch",
+            )
+        return outcomes
+
+    def _validate(self, what: _Call, method: str, result: Json) -> None:
         if self.validator is not None:
             problem = self.validator(method, result)
             if problem is not None:
@@ -391,12 +454,6 @@ class Stdio(Transport):
                     f"{what}: the answer does not fit the protocol schema: {problem}",
                     method=method,
                 )
-        with self._lock:
-            if method == "open_workspace" and isinstance(result, str):
-                self._session_owner[result] = child.generation
-            elif method == "close_workspace" and isinstance(params.get("session"), str):
-                self._session_owner.pop(params["session"], None)
-        return result
 
     def start(self) -> None:
         """Start the child now, ahead of the first call (which still greets it first).
@@ -695,4 +752,7 @@ def _describe_call(method: str, params: JsonObject) -> str:
     """The call in a verdict: a tool call names its tool and arguments (which call blocked?)."""
     if method == "call_tool":
         return f"call_tool({show(params.get('name'))}, {show(params.get('arguments'), 200)})"
+    requests = params.get("requests") if method == "batch" else None
+    if isinstance(requests, list):
+        return f"batch of {len(requests)} requests"
     return method

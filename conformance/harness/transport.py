@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from conformance.harness.batch import Unresolved, resolve
 from conformance.harness.contract import Json, JsonObject
 from conformance.harness.dispatch import Propagated, UnknownMethod, dispatch
 
@@ -51,9 +52,37 @@ class Transport(ABC):
         """Bumped whenever the harness behind the transport restarts (its sessions are gone)."""
         return 0
 
+    @property
+    def batches(self) -> bool:
+        """Whether the harness takes several requests in one (SPEC {proto.batch})."""
+        return False
+
     @abstractmethod
     def call(self, method: str, params: JsonObject) -> Json:
         """Make one call; raise ``HarnessCallError`` if it fails in any way."""
+
+    def call_batch(self, requests: Sequence[tuple[str, JsonObject]]) -> list[Json]:
+        """Make ``requests`` in order, where a ref ``{"answer": k}`` names request k's handle
+        (SPEC {proto.batch}); each request's result, or the ``HarnessCallError`` of the first
+        that failed, which ends the list.
+
+        Here one at a time, each resolved from the results before it: the same requests the
+        harness would get in one batch, for a harness that takes no batches.
+        """
+        outcomes: list[Json] = []
+        results: list[Json] = []
+        for method, params in requests:
+            try:
+                result = self.call(method, resolve(method, params, results))
+            except Unresolved as exc:
+                outcomes.append(HarnessCallError(f"{method} not made: {exc}", method=method))
+                break
+            except HarnessCallError as exc:
+                outcomes.append(exc)
+                break
+            outcomes.append(result)
+            results.append(result)
+        return outcomes
 
     def close(self) -> None:  # noqa: B027 - most transports hold nothing to release
         """Release the harness (stop a child process)."""

@@ -77,6 +77,7 @@ describe('protocol', { timeout: 20_000 }, () => {
           surrogates: false,
         },
         paths: 'any',
+        batch: true,
       },
     });
   });

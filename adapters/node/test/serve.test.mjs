@@ -21,7 +21,7 @@ describe('describe (the handshake)', { timeout: 20_000 }, () => {
     server.send({ id: 1, method: 'describe', params: {} });
     assert.deepEqual(await server.next(), {
       id: 1,
-      result: { name: 't', version: '1.0', language: 'javascript', protocol: 1, capabilities: ['tools'], inferred: true },
+      result: { name: 't', version: '1.0', language: 'javascript', protocol: 1, capabilities: ['tools'], inferred: true, batch: true },
     });
     await server.end();
   });
@@ -65,6 +65,7 @@ describe('describe (the handshake)', { timeout: 20_000 }, () => {
         capabilities: ['tools', 'pause'],
         options: { replaceAll: true },
         paths: 'relative',
+        batch: true,
       },
     });
     await server.end();
@@ -268,6 +269,73 @@ describe('requests and answers', { timeout: 20_000 }, () => {
     gate.resolve();
     await ended;
     assert.deepEqual(events, [{ id: 1, result: 'late' }, 'serve finished']);
+  });
+});
+
+describe('batches (SPEC {#proto.batch})', { timeout: 20_000 }, () => {
+  // A taxonomy of plain objects: enough to see what each request was given.
+  const taxonomy = () => {
+    const made = [];
+    return {
+      made,
+      handlers: {
+        ...toolsOnly,
+        makeError(spec) {
+          if (spec.message === 'no') return { rejected: 'refused' };
+          if (spec.message === 'boom') throw new Error('cannot build');
+          made.push(spec);
+          return { handle: `e${made.length}` };
+        },
+        errorChain(ref) {
+          return JSON.stringify(ref);
+        },
+      },
+    };
+  };
+
+  test('run in order, each {"answer": k} ref standing for the handle request k answered', async () => {
+    const { made, handlers } = taxonomy();
+    const server = serveInMemory(handlers);
+    server.send({ id: 1, method: 'batch', params: { requests: [
+      { method: 'make_error', params: { spec: { kind: 'Exception', message: 'a' } } },
+      { method: 'make_error', params: { spec: { kind: 'HarnessError', message: 'b', cause: { answer: 0 } } } },
+      // a value cause that looks like a ref is a value
+      { method: 'make_error', params: { spec: { kind: 'HarnessError', message: 'c', cause: { value: { answer: 0 } } } } },
+      { method: 'error_chain', params: { ref: { answer: 1 } } },
+    ] } });
+    assert.deepEqual(await server.next(), { id: 1, result: { answers: [
+      { result: { handle: 'e1' } },
+      { result: { handle: 'e2' } },
+      { result: { handle: 'e3' } },
+      { result: '{"handle":"e2"}' },
+    ] } });
+    assert.deepEqual(made.map((spec) => spec.cause), [undefined, { handle: 'e1' }, { value: { answer: 0 } }]);
+    await server.end();
+  });
+
+  test('stop after the first request that fails; a ref to an answer without a handle fails', async () => {
+    const { made, handlers } = taxonomy();
+    const server = serveInMemory(handlers);
+    const make = (message, cause) => ({ method: 'make_error', params: { spec: { kind: 'HarnessError', message, cause } } });
+    server.send({ id: 1, method: 'batch', params: { requests: [make('a'), make('boom'), make('never')] } });
+    assert.deepEqual(await server.next(), { id: 1, result: { answers: [
+      { result: { handle: 'e1' } },
+      { error: { message: 'make_error failed: cannot build' } },
+    ] } });
+    server.send({ id: 2, method: 'batch', params: { requests: [make('no'), make('b', { answer: 0 }), make('never')] } });
+    assert.deepEqual(await server.next(), { id: 2, result: { answers: [
+      { result: { rejected: 'refused' } },
+      { error: { message: 'make_error: request 0 of the batch answered no handle' } },
+    ] } });
+    server.send({ id: 3, method: 'batch', params: { requests: [make('c'), { method: 'call_tool', params: {} }] } });
+    assert.deepEqual(await server.next(), { id: 3, result: { answers: [
+      { result: { handle: 'e2' } },
+      { error: { message: 'batch: "call_tool" cannot be batched (only make_error, error_chain)' } },
+    ] } });
+    server.send({ id: 4, method: 'batch', params: { requests: 'all of them' } });
+    assert.deepEqual(await server.next(), { id: 4, error: { message: 'batch: params.requests must be a list' } });
+    assert.deepEqual(made.map((spec) => spec.message), ['a', 'c']);
+    await server.end();
   });
 });
 
