@@ -79,6 +79,8 @@ class _State:
         self.choice: Choice | None = None
         self.launched = False
         self.launch_failure: HarnessLoadError | None = None
+        self.spare: Stdio | None = None
+        """A second instance of the harness, started with the first for a case that needs one."""
         self.report = Report(
             suite={"name": "harness-conformance", "version": conformance.__version__},
             spec=spec_version(),
@@ -229,6 +231,11 @@ class _State:
                 # The child's calls wait in real time, whatever clock the run counts with.
                 transport.deadline = time.monotonic() + self.deadline_s - self.elapsed()
             transport.start()
+            if _may_need_a_second_process(config):
+                # Started and greeted before the first case, like the first: whatever it writes
+                # into its directories as it starts is never taken for a case's doing.
+                self.spare = _twin(transport)
+                self.spare.start()
         self.transport = transport
 
     def connect(self) -> Client:
@@ -256,6 +263,12 @@ class _State:
             self.report.incomplete(f"the harness could not be started: {exc}")
             self.write_reports()
             raise pytest.UsageError(str(exc)) from None
+        if self.spare is not None:
+            try:
+                self.spare.call("describe", {})
+            except HarnessCallError:  # the case that needs it starts another, and says why
+                self.spare.close()
+                self.spare = None
         assert self.base is not None
         self.report.harness = self.profile.to_json()
         self.client = Client(transport, self.profile, self.wording)
@@ -294,8 +307,9 @@ class _State:
 
     def close(self) -> None:
         """Stop the harness and remove what the suite made."""
-        if self.transport is not None:
-            self.transport.close()
+        for transport in (self.transport, self.spare):
+            if transport is not None:
+                transport.close()
         if self.trace is not None:
             self.trace.close()
         if self.secrets is not None:
@@ -699,13 +713,32 @@ def another_client(config: pytest.Config) -> Client | None:
     client = state.connect()
     if not isinstance(client.transport, Stdio) or state.choice is None:
         return None
-    stdio = client.transport
-    transport = Stdio(stdio.command, label=stdio.label, timeout_s=stdio.timeout_s,
-                      handshake_timeout_s=stdio.handshake_timeout_s,
-                      max_answer_bytes=stdio.max_answer_bytes, cwd=stdio.cwd, env=stdio.env,
-                      trace=stdio.trace, validator=stdio.validator)  # fmt: skip
-    transport.call("describe", {})
+    transport, state.spare = state.spare, None
+    if transport is None:
+        transport = _twin(client.transport)
+        transport.call("describe", {})
     return Client(transport, client.profile, client.wording)
+
+
+SECOND_PROCESS_CASES: Final = frozenset({"PUB-010"})
+"""The cases that race a second instance of the harness (``another_client``)."""
+
+
+def _twin(stdio: Stdio) -> Stdio:
+    """Another child of the same harness command, set up like ``stdio``'s."""
+    return Stdio(stdio.command, label=stdio.label, timeout_s=stdio.timeout_s,
+                 handshake_timeout_s=stdio.handshake_timeout_s,
+                 max_answer_bytes=stdio.max_answer_bytes, cwd=stdio.cwd, env=stdio.env,
+                 trace=stdio.trace, validator=stdio.validator)  # fmt: skip
+
+
+def _may_need_a_second_process(config: pytest.Config) -> bool:
+    """Whether the run may select a case of ``SECOND_PROCESS_CASES``, as far as its options
+    tell before collection (a ``-k`` expression leaves it to the case to start one)."""
+    wanted = set(config.getoption("conformance_case") or [])
+    if config.option.keyword or (wanted and not wanted & SECOND_PROCESS_CASES):
+        return False
+    return all(_names_whole_suite(arg) or "test_publication" in arg for arg in config.args)
 
 
 SNAPSHOTS_NEED_LOOP: Final = (
@@ -757,6 +790,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     # Only now is the selection final (-k and -m deselect after our collection hook).
     state.selected = [c for c in (_case_id(i) for i in session.items if _is_case(i)) if c]
+    if state.spare is not None and not SECOND_PROCESS_CASES & set(state.selected):
+        state.spare.close()
+        state.spare = None
     whole = (
         not state.deselected
         and all(_names_whole_suite(arg) for arg in config.args)

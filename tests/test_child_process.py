@@ -228,3 +228,39 @@ def test_a_call_a_case_gives_up_on_never_fails_the_next_case(tmp_path: Path) -> 
     assert isinstance(listed, list)
     causes = {c["signature"] for c in listed if isinstance(c, dict)}
     assert "fs.nonblocking · not-a-file · blocks" in causes, causes
+
+
+# -- a second instance of the harness ----------------------------------------------------------
+
+STARTS_WITH_A_LOG = (
+    "import os, sys; open(f'started-{os.getpid()}.log', 'w').close(); "
+    "from conformance.harness.serve import main; sys.exit(main(['--harness', 'reference']))"
+)
+
+
+def test_the_second_instance_is_started_and_greeted_with_the_first_only_when_a_case_needs_it(
+    tmp_path: Path,
+) -> None:
+    """PUB-010 races two processes: the second starts with the first and is greeted before
+    the first case, so what it writes as it starts (a log here) lands before any case's call."""
+    out, trace = tmp_path / "r.json", tmp_path / "t.jsonl"
+    done = run_suite("--harness-cmd", _python_cmd(STARTS_WITH_A_LOG), "--conformance-case", "PUB-010",
+                     "--conformance-case", "RD-001", "--conformance-report", str(out),
+                     "--conformance-trace", str(trace), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout
+    assert outcomes(report(out)) == {"PUB-010": "passed", "RD-001": "passed"}
+    events = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    sent = [e["line"] for e in events if e["kind"] == "send"]
+    starts = [
+        i for i, e in enumerate(events) if e["kind"] == "event" and e["line"].startswith("started ")
+    ]
+    first_of_a_case = next(i for i, e in enumerate(events) if e["case"] is not None)
+    assert len(starts) == 2
+    assert max(starts) < first_of_a_case
+    assert sum('"describe"' in line for line in sent) == 2
+    # Without PUB-010 no second instance starts at all.
+    trace.unlink()
+    done = run_suite("--harness-cmd", _python_cmd(STARTS_WITH_A_LOG), "--conformance-case", "RD-001",
+                     "--conformance-trace", str(trace), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout
+    assert trace.read_text(encoding="utf-8").count("started ") == 1
