@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
 import threading
@@ -18,6 +19,7 @@ from jsonschema import Draft202012Validator
 from conformance.harness.schema import problem, protocol_schema
 from conformance.harness.stdio import Stdio
 from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
+from conformance.speed import poll_awake
 from tests.suite import REPO
 
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -455,3 +457,18 @@ def test_a_batch_answered_outside_the_protocol_fails_naming_the_batch(
     finally:
         transport.close()
     assert str(info.value).startswith(failure)
+
+
+def test_poll_awake_finds_what_is_ready_and_otherwise_gives_up_without_sleeping() -> None:
+    """The transport's and serve's way of waiting (conformance.speed): it never blocks, so a
+    caller that finds nothing sleeps in its own poll, with its own timeout."""
+    read, write = os.pipe()
+    try:
+        poller = select.poll()
+        poller.register(read, select.POLLIN)
+        assert poll_awake(poller) == []
+        os.write(write, b"x")
+        assert poll_awake(poller) == [(read, select.POLLIN)]
+    finally:
+        os.close(read)
+        os.close(write)

@@ -38,6 +38,7 @@ from conformance.encoding import json_text
 from conformance.harness.batch import Unresolved, resolve
 from conformance.harness.contract import Json, JsonObject
 from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
+from conformance.speed import poll_awake
 
 DEFAULT_TIMEOUT_S: Final = 30.0
 DEFAULT_HANDSHAKE_TIMEOUT_S: Final = 60.0
@@ -617,10 +618,12 @@ class Stdio(Transport):
         while not child.stdout_ended and self._child is child:
             if until is not None and until.done:
                 return
-            wait_ms = None
-            if deadline is not None:
-                wait_ms = max(0, math.ceil((deadline - time.monotonic()) * 1000))
-            ready = child.poller.poll(wait_ms)
+            ready = poll_awake(child.poller) if until is not None and self._lone(until) else []
+            if not ready:
+                wait_ms = None
+                if deadline is not None:
+                    wait_ms = max(0, math.ceil((deadline - time.monotonic()) * 1000))
+                ready = child.poller.poll(wait_ms)
             if not ready:
                 return
             if any(fd != child.stdout for fd, _ in ready):
@@ -642,6 +645,11 @@ class Stdio(Transport):
                 return
             for line in lines:
                 self._received(child, line)
+
+    def _lone(self, pending: _Pending) -> bool:
+        """Whether ``pending`` is the only call waiting (no other thread to keep from the GIL)."""
+        with self._lock:
+            return len(self._pending) == 1 and not self._waiting
 
     def _take_in(self) -> None:
         """Handle what the child wrote while no call waited (it exited, or broke the protocol)
