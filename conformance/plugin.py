@@ -726,10 +726,12 @@ SECOND_PROCESS_CASES: Final = frozenset({"PUB-010"})
 
 def _twin(stdio: Stdio) -> Stdio:
     """Another child of the same harness command, set up like ``stdio``'s."""
-    return Stdio(stdio.command, label=stdio.label, timeout_s=stdio.timeout_s,
+    twin = Stdio(stdio.command, label=stdio.label, timeout_s=stdio.timeout_s,
                  handshake_timeout_s=stdio.handshake_timeout_s,
                  max_answer_bytes=stdio.max_answer_bytes, cwd=stdio.cwd, env=stdio.env,
                  trace=stdio.trace, validator=stdio.validator)  # fmt: skip
+    twin.deadline = stdio.deadline  # its greeting waits no longer than the run may
+    return twin
 
 
 def _may_need_a_second_process(config: pytest.Config) -> bool:

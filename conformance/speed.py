@@ -42,7 +42,11 @@ def thaw() -> None:
 
 AWAKE_S: Final = 0.002
 """How long a reader that would sleep stays awake for what it waits for."""
-_AWAKE: Final = (os.cpu_count() or 1) > 1
+_AWAKE: Final = (
+    len(os.sched_getaffinity(0)) > 1
+    if hasattr(os, "sched_getaffinity")
+    else ((os.cpu_count() or 1) > 1)
+)  # the CPUs this process may use, where the system says (Linux), else the machine's
 
 
 def poll_awake(poller: select.poll) -> list[tuple[int, int]]:

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from conformance.harness.batch import MAX_BATCH
 from conformance.harness.schema import problem, protocol_schema
-from conformance.harness.stdio import Stdio
+from conformance.harness.stdio import Stdio, Trace
 from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
 from conformance.speed import poll_awake
 from tests.suite import REPO
@@ -452,11 +453,80 @@ def test_a_batch_answered_outside_the_protocol_fails_naming_the_batch(
     transport = _child(f"ANSWER = {answer!r}\n" + BATCH_ANSWERED_WITH, timeout_s=10)
     try:
         transport.call("describe", {})
-        with pytest.raises(HarnessCallError) as info:
-            transport.call_batch(CHAIN_AND_A_BAD_REF[:4])
+        outcomes = transport.call_batch(CHAIN_AND_A_BAD_REF[:4])
     finally:
         transport.close()
-    assert str(info.value).startswith(failure)
+    # The failure ends the outcomes in its place: what was answered before it is kept, as one
+    # request at a time would have had it.
+    failed = outcomes[-1]
+    assert isinstance(failed, HarnessCallError)
+    assert str(failed).startswith(failure)
+    assert not any(isinstance(o, HarnessCallError) for o in outcomes[:-1])
+
+
+def test_serve_runs_a_batch_until_a_request_fails(served: subprocess.Popen[str]) -> None:
+    make = [{"method": "make_error", "params": {"spec": {"kind": "Exception", "message": "a"}}}]
+    answers = _exchange(
+        served,
+        {"id": 1, "method": "batch", "params": {"requests": [
+            *make, {"method": "call_tool", "params": {}}, *make]}},
+        {"id": 2, "method": "batch", "params": {"requests": [
+            *make, {"method": "error_chain", "params": {"ref": {"answer": 5}}}, *make]}},
+        {"id": 3, "method": "batch", "params": {"requests": [*make, {"method": "make_error", "params": [1]}]}},
+        {"id": 4, "method": "batch", "params": {"requests": "all"}},
+        {"id": 5, "method": "batch", "params": {"requests": [None]}},
+    )  # fmt: skip
+    for answer in answers:
+        assert problem("#/$defs/answer", answer) is None
+    errors = [a["result"]["answers"][-1]["error"]["message"] for a in answers[:3]]  # type: ignore[index]
+    assert errors == [
+        'batch: "call_tool" cannot be batched (only make_error, error_chain)',
+        "error_chain: request 5 of the batch answered no handle",
+        "make_error: params must be an object",
+    ]
+    assert [len(a["result"]["answers"]) for a in answers[:3]] == [2, 2, 2]  # type: ignore[index]
+    assert answers[3] == {"id": 4, "error": {"message": "batch: params.requests must be a list"}}
+    assert answers[4]["result"] == {
+        "answers": [
+            {"error": {"message": "batch: null cannot be batched (only make_error, error_chain)"}}
+        ]
+    }
+
+
+def test_a_long_batch_is_sent_in_parts_each_within_the_timeout(tmp_path: Path) -> None:
+    trace_path = tmp_path / "t.jsonl"
+    trace = Trace(str(trace_path), {})
+    transport = Stdio([sys.executable, "-m", "conformance.serve", "--harness", "reference"],
+                      label="reference", env=ENV, timeout_s=30, trace=trace)  # fmt: skip
+    links = 2 * MAX_BATCH + 10
+    requests: list[tuple[str, dict[str, Any]]] = [
+        ("make_error", {"spec": {"kind": "Exception", "message": "e0"}})
+    ]
+    requests += [
+        ("make_error", {"spec": {"kind": "HarnessError", "message": f"e{i}", "code": "C",
+                                 "cause": {"answer": i - 1}}})
+        for i in range(1, links)
+    ]  # fmt: skip
+    requests.append(("error_chain", {"ref": {"answer": links - 1}}))
+    try:
+        transport.call("describe", {})
+        outcomes = transport.call_batch(requests)
+    finally:
+        transport.close()
+        trace.close()
+    assert outcomes[-1] == ": ".join(f"e{i}" for i in reversed(range(links)))
+    sent = trace_path.read_text(encoding="utf-8").count('"method\\": \\"batch\\"')
+    assert sent == 3
+
+
+def test_a_served_harness_that_says_batch_false_is_sent_each_request_alone() -> None:
+    transport = Stdio([sys.executable, "-m", "conformance.serve", "--harness", "tests.fixtures.grain:NoBatches"],
+                      label="no batches", env=ENV, timeout_s=30)  # fmt: skip
+    try:
+        assert transport.call("describe", {})["batch"] is False
+        assert not transport.batches
+    finally:
+        transport.close()
 
 
 def test_poll_awake_finds_what_is_ready_and_otherwise_gives_up_without_sleeping() -> None:

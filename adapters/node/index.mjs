@@ -157,7 +157,7 @@ async function batch(handlers, params, pauses) {
     const method = request?.method;
     if (!BATCHABLE.includes(method)) {
       const only = BATCHABLE.join(', ');
-      answers.push({ error: { message: `batch: ${JSON.stringify(method)} cannot be batched (only ${only})` } });
+      answers.push({ error: { message: `batch: ${JSON.stringify(method ?? null)} cannot be batched (only ${only})` } });
       break;
     }
     let resolved;
@@ -227,9 +227,9 @@ async function describe(handlers) {
     described.capabilities = capabilities;
     if (inferred !== undefined) described.inferred = inferred;
   }
-  // The harness's other fields (options, paths, …) follow; `protocol` is always the kit's,
-  // and so are batches (this kit runs them for any harness).
-  return Object.assign(described, rest, { protocol: PROTOCOL_VERSION, batch: true });
+  // The harness's other fields (options, paths, …) follow; `protocol` is always the kit's.
+  // Batches are taken (this kit runs them for any harness) unless the harness says `batch: false`.
+  return Object.assign(described, { batch: true }, rest, { protocol: PROTOCOL_VERSION });
 }
 
 function handler(handlers, method, name) {

@@ -15,6 +15,8 @@ from conformance.harness.contract import Json, JsonObject
 
 BATCHABLE: Final = ("make_error", "error_chain")
 """The methods a batch may hold: they take a ref, and nothing in them pauses or races."""
+MAX_BATCH: Final = 250
+"""The most requests the suite sends in one batch: the call timeout bounds each batch."""
 
 
 class Unresolved(Exception):
@@ -43,6 +45,30 @@ def resolve(method: str, params: JsonObject, results: Sequence[Json]) -> JsonObj
     elif method == "error_chain" and is_answer_ref(params.get("ref")):
         return {**params, "ref": _handle_ref(params["ref"], results)}
     return params
+
+
+def rebase(method: str, params: JsonObject, results: Sequence[Json], start: int) -> JsonObject:
+    """``params`` for a batch that begins at request ``start`` of a longer sequence: a ref to
+    a request before it is resolved from ``results``, one inside it renumbered."""
+    ref = _ref_of(method, params)
+    if ref is None:
+        return params
+    index = ref["answer"]
+    if index < start:
+        return resolve(method, params, results)
+    moved = {"answer": index - start}
+    if method == "make_error":
+        return {**params, "spec": {**params["spec"], "cause": moved}}
+    return {**params, "ref": moved}
+
+
+def _ref_of(method: str, params: JsonObject) -> JsonObject | None:
+    if method == "make_error":
+        spec = params.get("spec")
+        cause = spec.get("cause") if isinstance(spec, dict) else None
+        return cause if is_answer_ref(cause) else None
+    ref = params.get("ref")
+    return ref if method == "error_chain" and is_answer_ref(ref) else None
 
 
 def _handle_ref(ref: Json, results: Sequence[Json]) -> JsonObject:

@@ -160,7 +160,7 @@ class Server:
     def _batch(self, params: JsonObject) -> JsonObject:
         """Run a batch's requests in order, resolving ``{"answer": k}`` refs, until one fails
         (SPEC {proto.batch}): any harness object gets batches from this module."""
-        requests = params.get("requests")
+        requests = params.get("requests") if isinstance(params, dict) else None
         if not isinstance(requests, list):
             return {"error": {"message": "batch: params.requests must be a list"}}
         answers: list[JsonObject] = []
@@ -168,11 +168,16 @@ class Server:
         for request in requests:
             method = request.get("method") if isinstance(request, dict) else None
             if method not in BATCHABLE:
-                message = f"batch: {method!r} cannot be batched (only {', '.join(BATCHABLE)})"
+                shown = json.dumps(method)
+                message = f"batch: {shown} cannot be batched (only {', '.join(BATCHABLE)})"
                 answers.append({"error": {"message": message}})
                 break
+            given = request.get("params") or {}
+            if not isinstance(given, dict):
+                answers.append({"error": {"message": f"{method}: params must be an object"}})
+                break
             try:
-                resolved = resolve(method, request.get("params") or {}, results)
+                resolved = resolve(method, given, results)
             except Unresolved as exc:
                 answers.append({"error": {"message": f"{method}: {exc}"}})
                 break
@@ -190,7 +195,8 @@ class Server:
 
         if not isinstance(answer, dict):
             return answer
-        described = {**answer, "protocol": PROTOCOL_VERSION, "batch": True}
+        # A harness that says batch: false itself is sent each request alone.
+        described = {"batch": True, **answer, "protocol": PROTOCOL_VERSION}
         if "capabilities" not in described:
             described["capabilities"] = sorted(infer_capabilities(self.harness))
             described["inferred"] = True

@@ -35,7 +35,7 @@ from typing import IO, Final
 
 from conformance.display import show
 from conformance.encoding import json_text
-from conformance.harness.batch import Unresolved, resolve
+from conformance.harness.batch import MAX_BATCH, Unresolved, rebase, resolve
 from conformance.harness.contract import Json, JsonObject
 from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
 from conformance.speed import poll_awake
@@ -407,20 +407,39 @@ class Stdio(Transport):
         return result
 
     def call_batch(self, requests: Sequence[tuple[str, JsonObject]]) -> list[Json]:
-        """Several requests in one round trip when the harness takes batches (SPEC
-        {proto.batch}); each answer is checked as the request sent alone would be."""
+        """Several requests a round trip when the harness takes batches (SPEC {proto.batch}),
+        at most ``MAX_BATCH`` at a time; each answer is checked as the request sent alone
+        would be, and a failure ends the list in its place (what came before it is kept)."""
         if not self._batches or len(requests) < 2:  # one request needs no batch
             return super().call_batch(requests)
-        sent = [{"method": method, "params": params} for method, params in requests]
-        answer = self.call("batch", {"requests": sent})
+        outcomes: list[Json] = []
+        for start in range(0, len(requests), MAX_BATCH):
+            chunk = requests[start : start + MAX_BATCH]
+            try:
+                sent = [(m, rebase(m, p, outcomes, start)) for m, p in chunk]
+            except Unresolved as exc:  # a ref to an earlier batch's request that failed
+                outcomes.append(HarnessCallError(f"batch not sent: {exc}", method="batch"))
+                return outcomes
+            if self._one_batch(sent, outcomes):
+                return outcomes
+        return outcomes
+
+    def _one_batch(self, requests: Sequence[tuple[str, JsonObject]], outcomes: list[Json]) -> bool:
+        """Send one batch; add its outcomes to ``outcomes``; whether one of them failed."""
+        wire = [{"method": method, "params": params} for method, params in requests]
+        try:
+            answer = self.call("batch", {"requests": wire})
+        except HarnessCallError as exc:
+            outcomes.append(exc)
+            return True
         answers = answer.get("answers") if isinstance(answer, dict) else None
         if not isinstance(answers, list) or not 0 < len(answers) <= len(requests):
-            raise HarnessCallError(
+            outcomes.append(HarnessCallError(
                 f"batch of {len(requests)} requests: the answer is not {{answers: [one per "
                 f"request run]}}: {show(answer, 200)}",
                 method="batch",
-            )
-        outcomes: list[Json] = []
+            ))  # fmt: skip
+            return True
         results: list[Json] = []
         for (method, params), one in zip(requests, answers, strict=False):
             try:
@@ -428,24 +447,30 @@ class Stdio(Transport):
             except Unresolved:
                 what = _Call(method, params)
             if not isinstance(one, dict) or ("result" in one) == ("error" in one):
-                raise HarnessCallError(
+                outcomes.append(HarnessCallError(
                     f"{what} in a batch: its answer is neither {{result}} nor {{error}}: "
                     f"{show(one, 200)}",
                     method=method,
-                )
+                ))  # fmt: skip
+                return True
             if "error" in one:
                 outcomes.append(_failed(what, method, one["error"]))
-                return outcomes
-            self._validate(what, method, one["result"])
+                return True
+            try:
+                self._validate(what, method, one["result"])
+            except HarnessCallError as exc:
+                outcomes.append(exc)
+                return True
             outcomes.append(one["result"])
             results.append(one["result"])
-        if len(outcomes) < len(requests):
-            raise HarnessCallError(
-                f"batch of {len(requests)} requests: {len(outcomes)} answered, and none of them "
+        if len(results) < len(requests):
+            outcomes.append(HarnessCallError(
+                f"batch of {len(requests)} requests: {len(results)} answered, and none of them "
                 "failed (a batch stops only after a request that fails)",
                 method="batch",
-            )
-        return outcomes
+            ))  # fmt: skip
+            return True
+        return False
 
     def _validate(self, what: _Call, method: str, result: Json) -> None:
         if self.validator is not None:

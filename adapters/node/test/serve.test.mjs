@@ -70,6 +70,13 @@ describe('describe (the handshake)', { timeout: 20_000 }, () => {
     });
     await server.end();
   });
+
+  test('says batch: true unless the harness itself says batch: false', async () => {
+    const server = serveInMemory({ ...toolsOnly, describe: () => ({ name: 'n', version: '1', batch: false }) });
+    server.send({ id: 1, method: 'describe', params: {} });
+    assert.equal((await server.next()).result.batch, false);
+    await server.end();
+  });
 });
 
 describe('requests and answers', { timeout: 20_000 }, () => {
