@@ -626,7 +626,7 @@ class Client:
         Yields each result in order and raises the first failure where ``call`` would have,
         so a case reads the same whether the harness took one batch or every request alone.
         """
-        for method, _ in requests:
+        for method in dict.fromkeys(method for method, _ in requests):
             self._may_send(method)
         for (method, _), outcome in zip(
             requests, self.transport.call_batch(requests), strict=False

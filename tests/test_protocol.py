@@ -542,3 +542,30 @@ def test_poll_awake_finds_what_is_ready_and_otherwise_gives_up_without_sleeping(
     finally:
         os.close(read)
         os.close(write)
+
+
+def test_a_ref_to_an_earlier_batchs_rejected_answer_fails_in_its_place() -> None:
+    """Requests before it in its part are still made, and it fails as it would alone."""
+    fine = ("make_error", {"spec": {"kind": "Exception", "message": "fine"}})
+    rejected = (
+        "make_error",
+        {"spec": {"kind": "Exception", "message": "m", "cause": {"value": 1}}},
+    )
+    late = ("make_error", {"spec": {"kind": "HarnessError", "message": "late", "code": "C",
+                                    "cause": {"answer": MAX_BATCH - 1}}})  # fmt: skip
+    requests = [*[fine] * (MAX_BATCH - 1), rejected, *[fine] * 10, late, fine]
+    transport = Stdio([sys.executable, "-m", "conformance.serve", "--harness", "reference"],
+                      label="reference", env=ENV, timeout_s=30)  # fmt: skip
+    try:
+        transport.call("describe", {})
+        batched = transport.call_batch(requests)
+        alone = Transport.call_batch(transport, requests)
+    finally:
+        transport.close()
+    for outcomes in (batched, alone):
+        assert len(outcomes) == MAX_BATCH + 11
+        assert "rejected" in outcomes[MAX_BATCH - 1]
+        assert all("handle" in o for o in outcomes[MAX_BATCH : MAX_BATCH + 10])
+        assert str(outcomes[-1]) == (
+            f"make_error not made: request {MAX_BATCH - 1} of the batch answered no handle"
+        )

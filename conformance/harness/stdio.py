@@ -35,7 +35,7 @@ from typing import IO, Final
 
 from conformance.display import show
 from conformance.encoding import json_text
-from conformance.harness.batch import MAX_BATCH, Unresolved, rebase, resolve
+from conformance.harness.batch import MAX_BATCH, Unresolved, rebase
 from conformance.harness.contract import Json, JsonObject
 from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
 from conformance.speed import poll_awake
@@ -415,12 +415,19 @@ class Stdio(Transport):
         outcomes: list[Json] = []
         for start in range(0, len(requests), MAX_BATCH):
             chunk = requests[start : start + MAX_BATCH]
-            try:
-                sent = [(m, rebase(m, p, outcomes, start)) for m, p in chunk]
-            except Unresolved as exc:  # a ref to an earlier batch's request that failed
-                outcomes.append(HarnessCallError(f"batch not sent: {exc}", method="batch"))
+            sent: list[tuple[str, JsonObject]] = []
+            unresolved: HarnessCallError | None = None
+            for method, params in chunk:
+                try:
+                    sent.append((method, rebase(method, params, outcomes, start)))
+                except Unresolved as exc:  # names an earlier batch's answer without a handle
+                    # the requests before it are still made; it fails as alone it would
+                    unresolved = HarnessCallError(f"{method} not made: {exc}", method=method)
+                    break
+            if sent and self._one_batch(sent, outcomes):
                 return outcomes
-            if self._one_batch(sent, outcomes):
+            if unresolved is not None:
+                outcomes.append(unresolved)
                 return outcomes
         return outcomes
 
@@ -440,12 +447,9 @@ class Stdio(Transport):
                 method="batch",
             ))  # fmt: skip
             return True
-        results: list[Json] = []
+        answered = 0
         for (method, params), one in zip(requests, answers, strict=False):
-            try:
-                what = _Call(method, resolve(method, params, results))
-            except Unresolved:
-                what = _Call(method, params)
+            what = _Call(method, params)  # a taxonomy call is named by its method alone
             if not isinstance(one, dict) or ("result" in one) == ("error" in one):
                 outcomes.append(HarnessCallError(
                     f"{what} in a batch: its answer is neither {{result}} nor {{error}}: "
@@ -462,10 +466,10 @@ class Stdio(Transport):
                 outcomes.append(exc)
                 return True
             outcomes.append(one["result"])
-            results.append(one["result"])
-        if len(results) < len(requests):
+            answered += 1
+        if answered < len(requests):
             outcomes.append(HarnessCallError(
-                f"batch of {len(requests)} requests: {len(results)} answered, and none of them "
+                f"batch of {len(requests)} requests: {answered} answered, and none of them "
                 "failed (a batch stops only after a request that fails)",
                 method="batch",
             ))  # fmt: skip
