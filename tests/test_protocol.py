@@ -553,7 +553,13 @@ def test_a_ref_to_an_earlier_batchs_rejected_answer_fails_in_its_place() -> None
     )
     late = ("make_error", {"spec": {"kind": "HarnessError", "message": "late", "code": "C",
                                     "cause": {"answer": MAX_BATCH - 1}}})  # fmt: skip
-    requests = [*[fine] * (MAX_BATCH - 1), rejected, *[fine] * 10, late, fine]
+    requests: list[tuple[str, dict[str, Any]]] = [
+        *[fine] * (MAX_BATCH - 1),
+        rejected,
+        *[fine] * 10,
+        late,
+        fine,
+    ]
     transport = Stdio([sys.executable, "-m", "conformance.serve", "--harness", "reference"],
                       label="reference", env=ENV, timeout_s=30)  # fmt: skip
     try:
