@@ -575,3 +575,21 @@ def test_a_ref_to_an_earlier_batchs_rejected_answer_fails_in_its_place() -> None
         assert str(outcomes[-1]) == (
             f"make_error not made: request {MAX_BATCH - 1} of the batch answered no handle"
         )
+
+
+def test_a_child_that_exited_before_its_request_is_named_by_its_exit() -> None:
+    """Whether the suite first notices its stdin closed or its stdout ended is timing: the
+    words are the exit's either way (a harness started early can be gone by its first call)."""
+    transport = _child("import sys; sys.stderr.write('bye\\n'); sys.exit(1)", timeout_s=10)
+    try:
+        transport.start()
+        child = transport._child  # the test waits for the exit it is about
+        assert child is not None
+        child.process.wait()
+        with pytest.raises(HarnessCallError) as info:
+            transport.call("describe", {})
+    finally:
+        transport.close()
+    assert str(info.value) == (
+        "describe failed: the harness exited with status 1; the last lines of its stderr:\n    bye"
+    )

@@ -268,6 +268,16 @@ class _Child:
         if self.transport.trace is not None:
             self.transport.trace.write("stderr", line)
 
+    def input_closed(self) -> None:
+        """Its stdin took no more: a child that exited says so in the words its stdout's end
+        would have (which of the two the suite notices first depends on timing)."""
+        status = self.status()
+        if status.startswith(("exited", "was killed")):
+            self._stderr_reader.join(timeout=STDERR_GRACE_S)
+            self.transport._broken(self, status, with_tail=True)
+        else:
+            self.transport._broken(self, f"stopped reading its stdin ({status})", with_tail=True)
+
     def stdout_closed(self) -> None:
         """Its stdout ended: unless the suite stopped it, say how it ended, stderr read first."""
         if self.stopping:
@@ -558,7 +568,7 @@ class Stdio(Transport):
                     method=method,
                 ) from None
             # Failed with the others that wait on it (forgotten first, it waited out its timeout).
-            self._broken(child, f"stopped reading its stdin ({child.status()})", with_tail=True)
+            child.input_closed()
         handshake = method == HANDSHAKE
         timeout = self.handshake_timeout_s if handshake else self.timeout_s
         limit = (
