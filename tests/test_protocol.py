@@ -445,6 +445,10 @@ for line in sys.stdin:
          "request that fails)"),
         ('{"answers": [{"handle": "h1"}]}',
          'make_error in a batch: its answer is neither {result} nor {error}: {"handle": "h1"}'),
+        ('{"answers": [{"result": {"handle": "h1"}}, {"error": {"message": "no"}}, '
+         '{"result": {"handle": "h3"}}]}',
+         "make_error in a batch failed, and the batch answered 1 more request after it (a batch "
+         "stops after the first request that fails: its answer is the last)"),
     ],
 )  # fmt: skip
 def test_a_batch_answered_outside_the_protocol_fails_naming_the_batch(
