@@ -17,11 +17,18 @@ from conformance.plugin import conformance_dir, discard_dir
 from conformance.secrets import RunSecrets
 from conformance.snapshots import ConformanceSnapshots, Transcript
 from conformance.spec import Wording
-from conformance.strategies import register_profiles
+from conformance.strategies import own_draws, register_profiles
 from conformance.verdict import Judge
 from conformance.watch import Watch
 
 register_profiles()
+
+
+@pytest.fixture(autouse=True)
+def _own_draws() -> Iterator[None]:
+    """A case's hypothesis examples follow its seed alone (``conformance.strategies.own_draws``)."""
+    with own_draws():
+        yield
 
 
 @pytest.fixture(scope="session")
