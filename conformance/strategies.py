@@ -9,6 +9,7 @@ example database on disk.
 from __future__ import annotations
 
 import contextlib
+import re
 import string
 from collections.abc import Iterator
 from typing import Any, Final
@@ -47,23 +48,28 @@ def register_profiles() -> None:
     _rederive_active_profile()
 
 
+_DERIVED: Final = re.compile(r"(default|ci)-with-(quiet|normal|verbose|debug)-verbosity")
+"""The name hypothesis' plugin gives the profile ``--hypothesis-verbosity`` derives from ours."""
+
+
 def _rederive_active_profile() -> None:
     """Give ``default-with-verbose-verbosity`` (and the like) our ``default`` as its base.
 
-    ``--hypothesis-verbosity`` and ``--hypothesis-explain`` make hypothesis derive a profile from
-    the one active when its plugin starts, before these are registered: without this, a run with
-    them had hypothesis' own defaults (100 examples, a 200 ms deadline, the health check that
-    fails every property case for its function-scoped ``judge``).
+    ``--hypothesis-verbosity`` makes hypothesis derive a profile from the one active when its
+    plugin starts, before ours are registered: without this, a run with it had hypothesis' own
+    ``default`` (100 examples, a 200 ms deadline, and the health check that failed every property
+    case for its function-scoped ``judge``). Only the names hypothesis makes are rebuilt: a
+    profile of the user's own that happens to start with ``default-with-`` is theirs.
     """
-    active = settings.get_current_profile_name()
-    base = active.split("-with-", 1)[0]
-    if base == active or base not in ("default", "ci"):
+    current = getattr(settings, "get_current_profile_name", None)  # older ones keep it private
+    active = current() if current is not None else getattr(settings, "_current_profile", None)
+    derived = _DERIVED.fullmatch(active) if isinstance(active, str) else None
+    if derived is None:
         return
-    derived = settings.get_profile(active)
-    settings.register_profile(
-        active, settings.get_profile(base), verbosity=derived.verbosity, phases=derived.phases
-    )
-    settings.load_profile(active)
+    name = derived.group(0)
+    verbosity = settings.get_profile(name).verbosity
+    settings.register_profile(name, settings.get_profile(derived.group(1)), verbosity=verbosity)
+    settings.load_profile(name)
 
 
 @contextlib.contextmanager
@@ -77,7 +83,9 @@ def own_draws() -> Iterator[None]:
     Inside this, those constants are left out (the spec's edge values come from the strategies;
     hypothesis' own list of tricky values stays); outside it nothing changes, so hypothesis tests
     of the implementer's own keep them. Each conformance case runs inside it
-    (``conformance/cases/conftest.py``).
+    (``conformance/cases/conftest.py``). Process-wide while it lasts: a hypothesis test running
+    at the same time on another thread would draw without them too (cases run one at a time, on
+    the main thread).
     """
     get = getattr(_providers, "_get_local_constants", None)
     cache: Any = getattr(getattr(_providers, "CONSTANTS_CACHE", None), "cache", None)

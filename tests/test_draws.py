@@ -17,11 +17,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import configuration, given, settings
 from hypothesis import strategies as st
 from hypothesis.internal.conjecture import providers
 
-from conformance.strategies import own_draws
+from conformance.strategies import own_draws, register_profiles
 from tests.suite import REPO, child_env
 
 LOCAL = [f"QQ{i:03d}LOCAL" for i in range(300)]
@@ -50,24 +50,28 @@ def _module_of_constants(directory: Path, name: str) -> Path:
 def test_a_local_modules_constants_are_drawn_outside_a_case_and_never_inside(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # what this test makes hypothesis learn is forgotten afterwards
+    # what this test makes hypothesis learn is forgotten afterwards, and kept under tmp_path
     monkeypatch.setattr(providers, "_local_constants", copy.deepcopy(providers._local_constants))
+    monkeypatch.setattr(configuration, "__hypothesis_home_directory", tmp_path / "hypothesis")
+    original = providers._get_local_constants
     with own_draws():
         before = _draws()
     _module_of_constants(tmp_path, "harness_constants")
     monkeypatch.syspath_prepend(str(tmp_path))
     importlib.import_module("harness_constants")
     try:
+        outside = _draws()  # hypothesis' cache of permitted constants now holds the module's
         with own_draws():
             inside = _draws()
-        outside = _draws()
+        after = _draws()
     finally:
         sys.modules.pop("harness_constants", None)
         providers.CONSTANTS_CACHE.cache.clear()
-    assert inside == before
-    # hypothesis does draw them where the suite does not step in: outside a case, as before
+    # hypothesis draws them where the suite does not step in, before a case and after it
     assert set(outside) & set(LOCAL)
-    assert providers._get_local_constants is not None  # put back, not left empty
+    assert after == outside
+    assert inside == before
+    assert providers._get_local_constants is original
 
 
 def _run(
@@ -81,8 +85,10 @@ def _run(
     cache = work / f"cache-{len(list(work.iterdir()))}"
     env = child_env(PYTHONPATH=f"{REPO}{':'}{local}", XDG_CACHE_HOME=str(cache),
                     HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY_NOCOVER="1")  # fmt: skip
+    # the default profile whatever CI says (hypothesis loads its own "ci" under CI=true)
     command = [sys.executable, "-m", "conformance", "-p", "no:cacheprovider", "-p", "no:randomly",
-               "--conformance-basetemp", str(work / "base"), "--conformance-in-process", *args]  # fmt: skip
+               "--hypothesis-profile", "default", "--conformance-basetemp", str(work / "base"),
+               "--conformance-in-process", *args]  # fmt: skip
     done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, check=False)
     tried: list[tuple[str, str]] = []
     for log in sorted(cache.rglob("observed/*testcases.jsonl")):
@@ -126,3 +132,15 @@ def test_hypothesis_verbosity_keeps_the_suites_profile(tmp_path: Path) -> None:
     # the default profile's 30 examples each (hypothesis' own would be 100), give or take the
     # few an example hypothesis reuses or discards
     assert all(25 <= n <= 40 for n in per_case.values()), per_case
+
+
+def test_a_profile_of_the_users_own_is_left_as_it_is() -> None:
+    # only the names hypothesis' plugin gives a derived profile are rebuilt on ours
+    active = settings.get_current_profile_name()
+    settings.register_profile("default-with-coverage", max_examples=7)
+    settings.load_profile("default-with-coverage")
+    try:
+        register_profiles()
+        assert settings.get_profile(settings.get_current_profile_name()).max_examples == 7
+    finally:
+        settings.load_profile(active)

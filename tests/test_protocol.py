@@ -448,7 +448,8 @@ for line in sys.stdin:
         ('{"answers": [{"result": {"handle": "h1"}}, {"error": {"message": "no"}}, '
          '{"result": {"handle": "h3"}}]}',
          "make_error in a batch failed, and the batch answered 1 more request after it (a batch "
-         "stops after the first request that fails: its answer is the last)"),
+         "stops after the first request that fails: its answer is the last); it said: "
+         "make_error failed in the harness: no"),
     ],
 )  # fmt: skip
 def test_a_batch_answered_outside_the_protocol_fails_naming_the_batch(

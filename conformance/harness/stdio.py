@@ -470,10 +470,11 @@ class Stdio(Transport):
             if "error" in one:
                 after = len(answers) - answered - 1
                 if after:  # it ran on past a failure: the batch's answer is not the spec's
+                    own = _failed(what, method, one["error"])  # what it said, for its author
                     outcomes.append(HarnessCallError(
                         f"{what} in a batch failed, and the batch answered {after} more request"
                         f"{'s' if after != 1 else ''} after it (a batch stops after the first "
-                        "request that fails: its answer is the last)",
+                        f"request that fails: its answer is the last); it said: {own}",
                         method=method,
                     ))  # fmt: skip
                 else:
