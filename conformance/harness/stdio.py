@@ -468,17 +468,16 @@ class Stdio(Transport):
                 ))  # fmt: skip
                 return True
             if "error" in one:
+                failed = _failed(what, method, one["error"])
                 after = len(answers) - answered - 1
                 if after:  # it ran on past a failure: the batch's answer is not the spec's
-                    own = _failed(what, method, one["error"])  # what it said, for its author
-                    outcomes.append(HarnessCallError(
+                    failed = HarnessCallError(
                         f"{what} in a batch failed, and the batch answered {after} more request"
                         f"{'s' if after != 1 else ''} after it (a batch stops after the first "
-                        f"request that fails: its answer is the last); it said: {own}",
+                        f"request that fails: its answer is the last); it said: {failed}",
                         method=method,
-                    ))  # fmt: skip
-                else:
-                    outcomes.append(_failed(what, method, one["error"]))
+                    )  # fmt: skip
+                outcomes.append(failed)
                 return True
             try:
                 self._validate(what, method, one["result"])
