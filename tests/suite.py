@@ -29,9 +29,10 @@ def run_suite(
 ) -> subprocess.CompletedProcess[str]:
     """``python -m conformance`` on this checkout's sources, with a fast hypothesis profile.
 
-    The user's cache directory (hypothesis' home) is one beside ``cwd``, under pytest's temp.
+    The user's cache directory (hypothesis' home) is one beside ``cwd``, under pytest's temp,
+    unless ``env`` names another.
     """
-    environment = child_env(XDG_CACHE_HOME=str(cwd.parent / "xdg-cache"), **(env or {}))
+    environment = child_env(**{"XDG_CACHE_HOME": str(cwd.parent / "xdg-cache"), **(env or {})})
     command = [sys.executable, "-m", "conformance", "-p", "no:cacheprovider"]
     command += ["--hypothesis-profile", profile, *_own_base(args, cwd), *args]
     return subprocess.run(

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from hypothesis.internal.conjecture import providers
 
 from conformance.strategies import own_draws, register_profiles
-from tests.suite import REPO, child_env
+from tests.suite import REPO, run_suite
 
 LOCAL = [f"QQ{i:03d}LOCAL" for i in range(300)]
 """Constants of a module hypothesis takes for local: they fit the strategy drawn below."""
@@ -83,13 +83,10 @@ def _run(
     example it tries to its storage directory, under the run's own cache directory here.
     """
     cache = work / f"cache-{len(list(work.iterdir()))}"
-    env = child_env(PYTHONPATH=f"{REPO}{':'}{local}", XDG_CACHE_HOME=str(cache),
-                    HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY_NOCOVER="1")  # fmt: skip
-    # the default profile whatever CI says (hypothesis loads its own "ci" under CI=true)
-    command = [sys.executable, "-m", "conformance", "-p", "no:cacheprovider", "-p", "no:randomly",
-               "--hypothesis-profile", "default", "--conformance-basetemp", str(work / "base"),
-               "--conformance-in-process", *args]  # fmt: skip
-    done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, check=False)
+    env = {"PYTHONPATH": f"{REPO}{':'}{local}", "XDG_CACHE_HOME": str(cache),
+           "HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY_NOCOVER": "1"}  # fmt: skip
+    # run_suite's --hypothesis-profile default holds whatever CI says (hypothesis' own "ci")
+    done = run_suite("--conformance-in-process", "-p", "no:randomly", *args, cwd=work, env=env)
     tried: list[tuple[str, str]] = []
     for log in sorted(cache.rglob("observed/*testcases.jsonl")):
         for line in log.read_text(encoding="utf-8").splitlines():
