@@ -20,6 +20,13 @@ the run's temp, else   ``<tmp>/probe0/x``   ``<tmp>/probe0/x``
 
 A text keeps ``<root>/`` where the harness wrote an absolute path, so a harness that shows
 ``a.txt`` where ``/…/ws/a.txt`` was expected still reads differently from one that does not.
+
+A handle the harness made (``{"handle": "err_1350"}``, ``{"session": "s7"}``) is named by the
+order it first appears in the case's verdicts: ``{"handle": "<handle 1>"}``. What a harness
+numbers its handles by is its own history (how many cases the same instance ran before, and in
+which process), so the same behaviour would otherwise read differently in a full run, a
+replayed case and a split run.
+
 Only the display is normalized: every check compares what the harness really sent.
 
 Values are shown as JSON (``true``, ``null``, ``{"name": "FsError"}``), strings as JSON strings,
@@ -61,6 +68,7 @@ class Places:
         self._base: str | None = None
         self._pattern: re.Pattern[str] | None = None
         self._cached: list[tuple[str, str]] | None = None
+        self._handles: dict[str, str] = {}
 
     def run_directory(self, label: str, directory: str | os.PathLike[str]) -> None:
         """A directory that lives for the whole run (``harness tmp``, ``tmp``…)."""
@@ -81,6 +89,7 @@ class Places:
         """The case is over: its directories are no longer named."""
         self._root = self._base = None
         self._pattern = self._cached = None
+        self._handles.clear()
 
     def _entries(self) -> list[tuple[str, str]]:
         """(spelling, name) of every registered directory, deepest first.
@@ -128,7 +137,10 @@ class Places:
         return self.path(posixpath.normpath(posixpath.join(self._root, name)))
 
     def text(self, text: str) -> str:
-        """A text with every registered directory in it replaced by its place's name."""
+        """A text with every registered directory in it replaced by its place's name, and
+        every handle by its name in the case."""
+        if '"' in text:
+            text = _HANDLE.sub(self._handle, text)
         if "/" not in text:
             return text
         entries = self._entries()
@@ -143,6 +155,15 @@ class Places:
             return name if name.startswith("<") else "<root>" + (f"/{name}" if name else "")
 
         return self._pattern.sub(name_of, text)
+
+    def _handle(self, match: re.Match[str]) -> str:
+        handles = self._handles
+        name = handles.setdefault(match.group(2), f"<handle {len(handles) + 1}>")
+        return f'{match.group(1)}"{name}"'
+
+
+_HANDLE: Final = re.compile(r'("(?:handle|session)": )"((?:[^"\\]|\\.)*)"')
+"""A handle as a verdict shows it (JSON): its key, then the string the harness made."""
 
 
 def _spellings(directory: str) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,6 +45,37 @@ def places(tmp_path: Path) -> Iterator[Path]:
     Watch(base, root)  # a case's watch names its workspace
     yield root
     display.PLACES.forget_all()
+
+
+# -- handles ------------------------------------------------------------------------------------
+
+
+def test_a_handle_is_named_by_its_first_appearance_in_the_case() -> None:
+    try:
+        shown = display.text('[{"handle": "err_1350"}, false] where [{"handle": "err_1349"}, '
+                             'true]; {"session": "s7"} {"handle": "err_1349"} {"handle": "a\\"b"}')  # fmt: skip
+        assert shown == ('[{"handle": "<handle 1>"}, false] where [{"handle": "<handle 2>"}, '
+                         'true]; {"session": "<handle 3>"} {"handle": "<handle 2>"} '
+                         '{"handle": "<handle 4>"}')  # fmt: skip
+        assert display.text('"err_1350" is a value, not a handle') == (
+            '"err_1350" is a value, not a handle'
+        )
+        display.PLACES.forget_case()  # the next case numbers its own from 1
+        assert display.text('{"handle": "err_1351"}') == '{"handle": "<handle 1>"}'
+    finally:
+        display.PLACES.forget_all()
+
+
+def test_a_case_alone_reads_as_it_does_in_the_whole_run(tmp_path: Path) -> None:
+    """A harness numbers its handles by its own history; the verdict does not."""
+    harness = ("--harness", "tests.mutants.remedy_copies_others:harness")
+    verdicts: list[Any] = []
+    for name, selection in (("whole", ()), ("alone", ("--conformance-case", "REM-006"))):
+        path = tmp_path / f"{name}.json"
+        run_suite(*harness, *selection, "--conformance-report", str(path), cwd=tmp_path)
+        verdicts.append(case_of(report(path), "REM-006")["verdicts"])
+    assert verdicts[0] == verdicts[1]
+    assert '{"handle": "<handle 1>"}' in verdicts[0][0]["verdict"]
 
 
 # -- paths --------------------------------------------------------------------------------------
