@@ -33,7 +33,7 @@ from conformance.harness.contract import (
     JsonObject,
     Profile,
 )
-from conformance.harness.transport import HarnessCallError, Transport
+from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
 from conformance.rules import cite
 from conformance.secrets import RunSecrets
 from conformance.spec import Wording
@@ -557,6 +557,18 @@ class Session:
             self._client.call("close_workspace", {"session": self.handle})
 
 
+class HarnessGone(BaseException):
+    """A property's call found the harness dead: the case ends here, in that call's words.
+
+    Not an ``Exception``, so hypothesis lets it through: a dead harness is no counterexample,
+    and shrinking against one only piles up its failures (and their tracebacks) in the verdict.
+    """
+
+    def __init__(self, error: HarnessDead) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 class Client:
     """Contract calls with their answers checked."""
 
@@ -577,6 +589,8 @@ class Client:
         """Declared methods the harness answered as unknown → the case that found it out."""
         self.lacking: Callable[[str], None] | None = None
         """Called (the plugin skips the case as not applicable) before a lacked method is used."""
+        self.dead_ends_case = False
+        """Inside a property's body: a dead harness raises ``HarnessGone`` (the plugin sets it)."""
 
     def take_suite_changes(self) -> dict[str, Entry | None] | None:
         """What a pause action changed during the last call (the suite's doing), once."""
@@ -608,6 +622,8 @@ class Client:
         """A request's result, or its failure raised as ``call`` raises it."""
         if not isinstance(outcome, HarnessCallError):
             return outcome
+        if self.dead_ends_case and isinstance(outcome, HarnessDead):
+            raise HarnessGone(outcome) from outcome
         if not outcome.unknown or not self.profile.implements(method):
             raise outcome
         self.unknown[method] = self.case_id or "the first case that called it"

@@ -32,7 +32,7 @@ import conformance
 from conformance import display, hookspecs, outcomes, speed
 from conformance.baseline import Baseline, BaselineError
 from conformance.basetemp import HARNESS_CWD, HARNESS_TMP, BaseTempError, RunBase, default_base
-from conformance.client import Client
+from conformance.client import Client, HarnessGone
 from conformance.failures import OwnWords
 from conformance.harness.contract import Profile
 from conformance.harness.loading import (
@@ -874,6 +874,9 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
     judge = state.judges.get(pyfuncitem.nodeid)
     if judge is None:
         return (yield)
+    client = state.client
+    if client is not None:
+        client.dead_ends_case = judge.immediate
     try:
         outcome = yield
     except ConformanceFailure as failure:
@@ -883,18 +886,27 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
         raise ConformanceFailure(judge.violations) from None
     except (pytest.skip.Exception, pytest.fail.Exception):
         raise
+    except HarnessGone as gone:
+        raise _cut_short(judge, gone.error) from gone.error
     except Exception as exc:
-        sentence = display.text(
-            f"{type(exc).__name__}: {exc}" if not isinstance(exc, AssertionError) else str(exc)
-        )
-        judge.cut_short = True
-        judge.violations.append(Violation("behaviour", -1, sentence or type(exc).__name__, None))
-        raise ConformanceFailure(judge.violations) from exc
+        raise _cut_short(judge, exc) from exc
     finally:
+        if client is not None:
+            client.dead_ends_case = False
         _release_abandoned_calls(state, pyfuncitem)
     judge.check_unjudged_calls()
     judge.settle()
     return outcome
+
+
+def _cut_short(judge: Judge, exc: Exception) -> ConformanceFailure:
+    """A case that ended on an error: its words are a behaviour violation of their own."""
+    sentence = display.text(
+        f"{type(exc).__name__}: {exc}" if not isinstance(exc, AssertionError) else str(exc)
+    )
+    judge.cut_short = True
+    judge.violations.append(Violation("behaviour", -1, sentence or type(exc).__name__, None))
+    return ConformanceFailure(judge.violations)
 
 
 def _release_abandoned_calls(state: _State, item: pytest.Item) -> None:

@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -26,6 +27,22 @@ def hostile_run(
     done = run_suite(*args, "--conformance-report", str(path), cwd=cwd)
     assert done.returncode == 1, done.stdout[-3000:]
     return done, report(path)
+
+
+def test_a_harness_dead_inside_a_property_ends_it_in_one_line(tmp_path: Path) -> None:
+    """Hypothesis would take a dead harness's failures for counterexamples and shrink them:
+    a verdict of its "INTERESTING from HarnessDead at …/stdio.py" lines instead of one."""
+    done, data = hostile_run("--harness", fixture("hostile:hangs"), "--conformance-timeout", "1",
+                             "-k", "properties", cwd=tmp_path)  # fmt: skip
+    cases = [c for c in cast(list[dict[str, Any]], data["cases"]) if c["outcome"] == "failed"]
+    assert {c["id"] for c in cases} >= {"PROP-003", "PROP-004"}
+    for case in cases:
+        first = case["verdicts"][0]["verdict"]
+        assert first.startswith("HarnessDead: "), first
+        assert len(case["verdicts"]) == 1, case["verdicts"]
+        assert "INTERESTING" not in first
+    assert "INTERESTING" not in done.stdout
+    assert "stdio.py" not in done.stdout
 
 
 def test_a_harness_that_hangs_is_timed_out_then_declared_dead(tmp_path: Path) -> None:
