@@ -6,8 +6,10 @@ prints a table and never asserts. Every round runs, back to back and in a rotati
 * **empty** — ``EMPTY_COMMAND`` below: pytest with the same configuration and every plugin the
   suite loads (the conformance plugin by its entry point, syrupy, hypothesis, xdist, …) over a
   module with no tests — what any pytest run pays before the first test;
-* **stdio** — ``python -m conformance -q``: the default run, the reference in its own process;
-* **in-process** — the same with ``--conformance-in-process``.
+* **stdio** — ``python -m conformance -q``: the default run, the reference in its own process
+  (on Linux with two CPUs split over two processes of the suite, ``conformance.parallel``);
+* **one-process** — the same with ``--conformance-jobs 1``: what the split saves;
+* **in-process** — the default run with ``--conformance-in-process`` (never split).
 
 The ratios are medians of per-round ratios (paired), so the machine's drift between rounds
 cancels out. Children run with bytecode caching on, as an installed package has it (this
@@ -35,7 +37,11 @@ RUN_INI: Final = Path(conformance.__file__).parent / "run.ini"
 EMPTY_COMMAND: Final = (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c",
                         str(RUN_INI), "--rootdir", "{tmp}", "{tmp}/test_empty.py")  # fmt: skip
 SUITE_COMMAND: Final = (sys.executable, "-m", "conformance", "-q", "-p", "no:cacheprovider")
-KINDS: Final = ("empty", "stdio", "in-process")
+KINDS: Final = ("empty", "stdio", "one-process", "in-process")
+EXTRA: Final = {
+    "one-process": ["--conformance-jobs", "1"],
+    "in-process": ["--conformance-in-process"],
+}
 
 
 def _env() -> dict[str, str]:
@@ -54,7 +60,7 @@ def one_run(kind: str, profile: str) -> tuple[float, dict[str, float]]:
         else:
             xml = Path(tmp) / "junit.xml"
             command = [*SUITE_COMMAND, "--hypothesis-profile", profile, f"--junitxml={xml}"]
-            command += ["--conformance-in-process"] if kind == "in-process" else []
+            command += EXTRA.get(kind, [])
             expected = {0}
         start = time.perf_counter()
         done = subprocess.run(command, cwd=tmp, env=_env(), capture_output=True, text=True,
@@ -81,28 +87,31 @@ def main() -> None:
     walls: dict[str, list[float]] = {kind: [] for kind in KINDS}
     cases: list[dict[str, float]] = []
     for round_ in range(args.runs):
-        order = KINDS[round_ % 3 :] + KINDS[: round_ % 3]
+        order = KINDS[round_ % len(KINDS) :] + KINDS[: round_ % len(KINDS)]
         for kind in order:
             wall, per_case = one_run(kind, args.profile)
             walls[kind].append(wall)
             if kind == "stdio":
                 cases.append(per_case)
     ratio = {
-        "stdio": [s / e for s, e in zip(walls["stdio"], walls["empty"], strict=True)],
-        "in-process": [i / e for i, e in zip(walls["in-process"], walls["empty"], strict=True)],
+        kind: [k / e for k, e in zip(walls[kind], walls["empty"], strict=True)]
+        for kind in KINDS[1:]
     }
     transport = [s / i for s, i in zip(walls["stdio"], walls["in-process"], strict=True)]
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpu, profile={args.profile}, "
           f"{args.runs} paired rounds, {len(cases[0])} cases")  # fmt: skip
     print("| run | wall median (s) | min | max | ÷ empty (paired median) | target |")
     print("|---|---|---|---|---|---|")
-    targets = {"empty": "", "stdio": "≤ 4×", "in-process": ""}
+    targets = {"empty": "", "stdio": "≤ 4×", "one-process": "", "in-process": ""}
     for kind in KINDS:
         runs = walls[kind]
         over = f"{statistics.median(ratio[kind]):.2f}×" if kind in ratio else "1"
         print(f"| {kind} | {statistics.median(runs):.2f} | {min(runs):.2f} | {max(runs):.2f} | "
               f"{over} | {targets[kind]} |")  # fmt: skip
     print(f"| stdio ÷ in-process | | | | {statistics.median(transport):.2f}× | ≤ 1.3× |")
+    alone = [o / i for o, i in zip(walls["one-process"], walls["in-process"], strict=True)]
+    print(f"| one-process ÷ in-process (the transport alone) | | | | "
+          f"{statistics.median(alone):.2f}× | |")  # fmt: skip
     median_case = {c: statistics.median(r.get(c, 0.0) for r in cases) for c in cases[0]}
     times = sorted(median_case.values())
     print(f"\nper case (stdio): median {statistics.median(times) * 1000:.1f} ms, "

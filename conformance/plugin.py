@@ -29,7 +29,7 @@ from typing import Any, Final, cast
 import pytest
 
 import conformance
-from conformance import display, hookspecs, outcomes, speed
+from conformance import display, hookspecs, outcomes, parallel, speed
 from conformance.baseline import Baseline, BaselineError
 from conformance.basetemp import HARNESS_CWD, HARNESS_TMP, BaseTempError, RunBase, default_base
 from conformance.client import Client, HarnessGone
@@ -106,6 +106,10 @@ class _State:
         self.cleanup: list[Path] = []
         self.secrets: RunSecrets | None = None
         self.recorder = Recorder(self.report, worker=hasattr(config, "workerinput"))
+        self.split: parallel.Split | None = None
+        """In the main process of a run on two cores: the helper and the cases it runs."""
+        self.helper: parallel.Helper | None = None
+        """In the helper process: its side of the run."""
 
     # -- configuration ----------------------------------------------------------------------
 
@@ -142,6 +146,9 @@ class _State:
             if value is not None and value <= 0:
                 raise pytest.UsageError(f"--{name.replace('_', '-')} must be positive, got {value}")
         self.deadline_s = config.getoption("conformance_deadline")
+        jobs = config.getini("conformance_jobs")
+        if jobs and jobs not in parallel.JOBS_CHOICES:
+            raise pytest.UsageError(f"jobs {jobs!r} does not exist; choose auto or 1")
 
     def past_deadline(self) -> bool:
         """Whether the run's deadline, counted from the session's start, has passed."""
@@ -189,12 +196,8 @@ class _State:
         self.launched = True
         config = self.config
         self.choice = choice = self.choose_harness()
-        given = config.getoption("conformance_basetemp")
-        self.base = RunBase(Path(given).absolute() if given else default_base())
-        try:
-            self.base.create()
-        except BaseTempError as exc:
-            raise pytest.UsageError(str(exc)) from None
+        self.make_base()
+        assert self.base is not None
         self.secrets = plant_run_secrets()  # before the harness starts: it inherits them
         trace_path = config.getoption("conformance_trace")
         if trace_path:
@@ -237,6 +240,35 @@ class _State:
                 self.spare = _twin(transport)
                 self.spare.start()
         self.transport = transport
+
+    def make_base(self) -> None:
+        """The run's directory under the base (``--conformance-basetemp``), once."""
+        if self.base is not None:
+            return
+        given = self.config.getoption("conformance_basetemp")
+        self.base = RunBase(Path(given).absolute() if given else default_base())
+        try:
+            self.base.create()
+        except BaseTempError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+    def split_run(self) -> None:
+        """Fork the helper that runs part of the cases on the second core (``parallel``)."""
+        self.make_base()
+        assert self.base is not None
+        speed.wait_asleep()  # before the fork: both halves, and every harness child, inherit it
+        self.config.add_cleanup(speed.wait_as_before)
+        modules = [str(CASES_DIR / f"{name}.py") for name in sorted(parallel.HELPER_MODULES)]
+        side = parallel.fork(self.config, self.base, modules=modules, keep=_stays_here,
+                             notes=self.notes, become_helper=self._become_helper)  # fmt: skip
+        if isinstance(side, parallel.Split):
+            self.split = side
+
+    def _become_helper(self, base: RunBase, helper: parallel.Helper) -> None:
+        self.base = base
+        self.helper = helper
+        self.recorder.worker = True  # its reports go to the main process whole, as a worker's
+        helper.cleanup = self.close_harness
 
     def connect(self) -> Client:
         """Start the harness and shake hands; a harness that cannot is one line and exit 4."""
@@ -305,11 +337,17 @@ class _State:
         if markdown:
             markdown_report.write(self.report, markdown)
 
-    def close(self) -> None:
-        """Stop the harness and remove what the suite made."""
+    def close_harness(self) -> None:
+        """Stop the harness (and its second instance)."""
         for transport in (self.transport, self.spare):
             if transport is not None:
                 transport.close()
+
+    def close(self) -> None:
+        """Stop the harness and the helper, and remove what the suite made."""
+        self.close_harness()
+        if self.split is not None:
+            self.split.close()
         if self.trace is not None:
             self.trace.close()
         if self.secrets is not None:
@@ -434,6 +472,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="N",
         help=f"the largest answer line a harness may send (default {DEFAULT_MAX_ANSWER_BYTES})",
     )
+    add(
+        "--conformance-jobs",
+        choices=parallel.JOBS_CHOICES,
+        default=None,
+        help="auto (default): on Linux with two CPUs, a second process runs the property, "
+        "state-machine and publication cases with a harness instance of its own; 1: one process",
+    )
     add("--conformance-trace", metavar="FILE", help="record every request and answer (JSON Lines)")
     add(
         "--conformance-validate",
@@ -454,6 +499,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("conformance_harness", "harness under test (as --harness)", default="")
     parser.addini("conformance_harness_cmd", "harness command (as --harness-cmd)", default="")
     parser.addini("conformance_level", "as --conformance-level", default="")
+    parser.addini("conformance_jobs", "as --conformance-jobs", default="")
     parser.addini("conformance_wording", "as --conformance-wording", default="")
     parser.addini("conformance_baseline", "as --conformance-baseline", default="")
     parser.addini(
@@ -539,7 +585,13 @@ def pytest_collection(session: pytest.Session) -> None:
         or not any(_names_cases(arg) for arg in config.args)
     ):
         return
-    config.stash[STATE].launch()
+    state = config.stash[STATE]
+    if (
+        all(_names_whole_suite(arg) for arg in config.args)
+        and parallel.why_one_process(config) is None
+    ):
+        state.split_run()
+    state.launch()
 
 
 def _names_cases(arg: str) -> bool:
@@ -555,6 +607,11 @@ def _names_cases(arg: str) -> bool:
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _stays_here(item: pytest.Item) -> bool:
+    """Whether an item runs in the main process whatever its module (``parallel``)."""
+    return not _is_case(item) or _case_id(item) in SECOND_PROCESS_CASES
 
 
 def _is_case(item: pytest.Item) -> bool:
@@ -738,6 +795,8 @@ def _may_need_a_second_process(config: pytest.Config) -> bool:
     """Whether the run may select a case of ``SECOND_PROCESS_CASES``, as far as its options
     tell before collection (a ``-k`` expression leaves it to the case to start one)."""
     wanted = set(config.getoption("conformance_case") or [])
+    if config.stash[STATE].helper is not None:
+        return False  # the helper never runs them
     if config.option.keyword or (wanted and not wanted & SECOND_PROCESS_CASES):
         return False
     return all(_names_whole_suite(arg) or "test_publication" in arg for arg in config.args)

@@ -9,7 +9,8 @@ is its only ini file). Its settings come, first match wins, from:
    nearest ancestor that has one.
 
 Keys: ``harness``, ``harness-cmd``, ``level``, ``wording``, ``baseline`` (strings; a relative
-file is found beside the file that names it) and ``expect-fail`` (a list of case IDs). Command
+file is found beside the file that names it), ``expect-fail`` (a list of case IDs) and ``jobs``
+(``"auto"`` or ``1``, as ``--conformance-jobs``). Command
 line options win over them. The old ``conformance_*`` keys of a pytest ini file are still read
 for this release, with a note to move them.
 """
@@ -31,9 +32,10 @@ KEYS: Final = {
     "wording": "conformance_wording",
     "baseline": "conformance_baseline",
     "expect-fail": "conformance_expect_fail",
+    "jobs": "conformance_jobs",
 }
 PATHS: Final = frozenset({"wording", "baseline"})
-OLD_KEYS: Final = {ini: key for key, ini in KEYS.items()}
+OLD_KEYS: Final = {ini: key for key, ini in KEYS.items() if key != "jobs"}  # newer than they
 
 
 class SettingsError(ValueError):
@@ -83,6 +85,11 @@ def _take(found: Found, table: object, path: Path) -> None:
                 raise SettingsError(f"{path}: {key} must be a list of case IDs")
             found.overrides[KEYS[key]] = "\n".join(value)
             continue
+        if key == "jobs" and value in ("auto", 1, "1") and value is not True:
+            found.overrides[KEYS[key]] = str(value)
+            continue
+        if key == "jobs":
+            raise SettingsError(f'{path}: jobs must be "auto" or 1, got {value!r}')
         if not isinstance(value, str):
             raise SettingsError(f"{path}: {key} must be a string, got {value!r}")
         found.overrides[KEYS[key]] = str((path.parent / value).resolve()) if key in PATHS else value

@@ -11,7 +11,7 @@ a sleeping process takes 85–240 µs a round trip on virtual machines such as t
 5–15 µs awake (``bench/bench_pipes.py`` measures it). ``poll_awake`` looks for what it waits
 for, awake, for at most ``AWAKE_S`` before it sleeps: the stdio transport while a lone call
 waits for its answer, ``conformance.serve`` while it waits for the next request with nothing
-running.
+running; not in a run split over two processes (``wait_asleep``).
 """
 
 from __future__ import annotations
@@ -42,11 +42,38 @@ def thaw() -> None:
 
 AWAKE_S: Final = 0.002
 """How long a reader that would sleep stays awake for what it waits for."""
-_AWAKE: Final = (
-    len(os.sched_getaffinity(0)) > 1
-    if hasattr(os, "sched_getaffinity")
-    else ((os.cpu_count() or 1) > 1)
-)  # the CPUs this process may use, where the system says (Linux), else the machine's
+ASLEEP_VARIABLE: Final = "HARNESS_CONFORMANCE_ASLEEP"
+"""Set (to 1) in the environment of a process that must not wait awake, and of its children."""
+
+
+def _usable_cpus() -> int:
+    """The CPUs this process may use, where the system says (Linux), else the machine's."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+_awake = _usable_cpus() > 1 and not os.environ.get(ASLEEP_VARIABLE)
+
+
+def wait_asleep() -> None:
+    """From now on this process, and every child it starts, waits asleep.
+
+    For a run split over two processes (``conformance.parallel``): each half is a pair of the
+    suite and its harness child taking turns, so two pairs keep two CPUs busy, and a waiter
+    that looked awake would only take a CPU from the other pair (measured: the split run took
+    no less time than one process until both stopped looking).
+    """
+    global _awake  # noqa: PLW0603 - one process, one run at a time
+    _awake = False
+    os.environ[ASLEEP_VARIABLE] = "1"
+
+
+def wait_as_before() -> None:
+    """Undo ``wait_asleep`` when the run is over (a process may run pytest again)."""
+    global _awake  # noqa: PLW0603
+    os.environ.pop(ASLEEP_VARIABLE, None)
+    _awake = _usable_cpus() > 1
 
 
 def poll_awake(poller: select.poll) -> list[tuple[int, int]]:
@@ -57,7 +84,7 @@ def poll_awake(poller: select.poll) -> list[tuple[int, int]]:
     answer while we look, so nothing is looked for beyond the first time.
     """
     ready = poller.poll(0)
-    if ready or not _AWAKE:
+    if ready or not _awake:
         return ready
     end = time.perf_counter() + AWAKE_S
     while not ready and time.perf_counter() < end:

@@ -172,7 +172,7 @@ def test_a_bad_settings_table_is_one_line(tmp_path: Path) -> None:
     assert done.stderr.strip().splitlines() == [
         f"ERROR: {tmp_path / 'pyproject.toml'}: unknown key 'harnes' in "
         "[tool.harness-conformance]; known: harness, harness-cmd, level, wording, baseline, "
-        "expect-fail"
+        "expect-fail, jobs"
     ]
 
 

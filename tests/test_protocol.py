@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from conformance import speed
 from conformance.harness.batch import MAX_BATCH
 from conformance.harness.schema import problem, protocol_schema
 from conformance.harness.stdio import Stdio, Trace
@@ -532,6 +533,25 @@ def test_a_served_harness_that_says_batch_false_is_sent_each_request_alone() -> 
         assert not transport.batches
     finally:
         transport.close()
+
+
+def test_a_split_run_waits_asleep_and_so_do_the_children_it_starts() -> None:
+    """``wait_asleep`` (conformance.parallel): no looking awake here or in a child started after;
+    ``wait_as_before`` gives both back."""
+    assert os.environ.get(speed.ASLEEP_VARIABLE) is None
+    child = [sys.executable, "-c", "from conformance import speed; print(speed._awake)"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    awake = subprocess.run(child, env=env, capture_output=True, text=True, check=True).stdout
+    speed.wait_asleep()
+    try:
+        assert speed._awake is False
+        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        asleep = subprocess.run(child, env=env, capture_output=True, text=True, check=True).stdout
+        assert (awake.strip(), asleep.strip()) == (str(speed._usable_cpus() > 1), "False")
+    finally:
+        speed.wait_as_before()
+    assert os.environ.get(speed.ASLEEP_VARIABLE) is None
+    assert speed._awake is (speed._usable_cpus() > 1)
 
 
 def test_poll_awake_finds_what_is_ready_and_otherwise_gives_up_without_sleeping() -> None:
