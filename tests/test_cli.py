@@ -219,3 +219,30 @@ def test_the_markdown_summary_says_why_cases_do_not_apply(tmp_path: Path) -> Non
     text = path.read_text()
     assert "### Not applicable" in text
     assert re.search(r"^- \d+ cases: needs the loop capability$", text, re.M), text
+
+
+LEAVE = """
+import atexit, sys, threading
+from conformance.__main__ import leave
+atexit.register(lambda: print("exit handler ran"))
+if sys.argv[1] == "thread":  # still waiting for its stdin to end when leave is called
+    threading.Thread(target=lambda: (sys.stdin.read(), print("the thread finished"))).start()
+print("buffered, not yet flushed", end="")
+print("leaving", file=sys.stderr, flush=True)
+leave(3)
+"""
+
+
+def test_leaving_runs_the_exit_handlers_flushes_and_waits_for_a_thread(tmp_path: Path) -> None:
+    """``python -m conformance`` skips only the interpreter's teardown (``leave``)."""
+    for mode in ("plain", "thread"):
+        child = subprocess.Popen([sys.executable, "-c", LEAVE, mode], cwd=tmp_path,
+                                 env=child_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)  # fmt: skip
+        assert child.stderr is not None
+        assert child.stderr.readline() == "leaving\n"  # leave is being called now
+        out, err = child.communicate(input="", timeout=60)  # only now may the thread finish
+        assert child.returncode == 3, err
+        assert out.startswith("buffered, not yet flushed"), out
+        assert "exit handler ran" in out
+        assert ("the thread finished" in out) is (mode == "thread")
