@@ -1,8 +1,9 @@
 """A run on two cores: a helper process runs the slowest modules' cases beside this one.
 
 Why: a run's time is its cases', and one core does them all, in turns with the harness child.
-The property, state-machine and publication modules take about half of it (hypothesis' engine,
-durable writes) in a sixteenth of the cases, so a second process running them halves the wait.
+The property, state-machine, publication and contract modules take about half of it
+(hypothesis' engine, durable writes, concurrent calls) in a twelfth of the cases, so a second
+process running them beside the rest takes a fifth to a third off a run (docs/numbers.md).
 
 How it stays one run:
 
@@ -35,14 +36,17 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from typing import Any, Final
 
 import pytest
 
 from conformance.basetemp import RunBase
+from conformance.speed import usable_cpus
 
-HELPER_MODULES: Final = frozenset({"test_properties", "test_state_machine", "test_publication"})
+HELPER_MODULES: Final = frozenset(
+    {"test_properties", "test_state_machine", "test_publication", "test_contract"}
+)
 """The modules whose cases the helper runs (by a case's module name)."""
 SNAPSHOT_FIXTURES: Final = frozenset({"snapshot", "transcript_snapshot"})
 """A case that compares snapshots stays here: syrupy counts what each case used."""
@@ -59,10 +63,13 @@ def why_one_process(config: pytest.Config) -> str | None:
     reasons = (
         (jobs == "1", "--conformance-jobs 1"),
         (not sys.platform.startswith("linux") or not hasattr(os, "fork"), "not Linux"),
-        (len(_usable_cpus()) < 2, "one usable CPU"),
+        (usable_cpus() < 2, "one usable CPU"),
         (bool(config.getoption("maxfail")), "-x or --maxfail"),
-        (bool(config.getoption("usepdb") or config.getoption("trace")), "--pdb or --trace"),
-        (config.getoption("capture") != "fd", "a capture method other than fd"),
+        (
+            bool(config.getoption("usepdb", None) or config.getoption("trace", None)),
+            "--pdb or --trace",
+        ),
+        (config.getoption("capture", None) != "fd", "a capture method other than fd"),
         (bool(config.getoption("conformance_trace")), "--conformance-trace"),
         (config.getoption("conformance_deadline") is not None, "--conformance-deadline"),
         (bool(config.getoption("conformance_case")), "--conformance-case"),
@@ -72,11 +79,6 @@ def why_one_process(config: pytest.Config) -> str | None:
         (threading.active_count() > 1, "a thread is running"),
     )
     return next((why for applies, why in reasons if applies), None)
-
-
-def _usable_cpus() -> Collection[int]:
-    getter = getattr(os, "sched_getaffinity", None)
-    return getter(0) if getter is not None else range(os.cpu_count() or 1)
 
 
 def helper_items(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib
 import json
 import os
 import re
@@ -257,6 +258,8 @@ class _State:
         self.make_base()
         assert self.base is not None
         speed.wait_asleep()  # before the fork: both halves, and every harness child, inherit it
+        # Both halves import hypothesis (0.2 s) for their cases: once, here (it starts no thread).
+        importlib.import_module("conformance.strategies")
         self.config.add_cleanup(speed.wait_as_before)
         modules = [str(CASES_DIR / f"{name}.py") for name in sorted(parallel.HELPER_MODULES)]
         side = parallel.fork(self.config, self.base, modules=modules, keep=_stays_here,
@@ -477,7 +480,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=parallel.JOBS_CHOICES,
         default=None,
         help="auto (default): on Linux with two CPUs, a second process runs the property, "
-        "state-machine and publication cases with a harness instance of its own; 1: one process",
+        "state-machine, publication and contract cases with a harness instance of its own; "
+        "1: one process",
     )
     add("--conformance-trace", metavar="FILE", help="record every request and answer (JSON Lines)")
     add(

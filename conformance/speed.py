@@ -46,14 +46,14 @@ ASLEEP_VARIABLE: Final = "HARNESS_CONFORMANCE_ASLEEP"
 """Set (to 1) in the environment of a process that must not wait awake, and of its children."""
 
 
-def _usable_cpus() -> int:
+def usable_cpus() -> int:
     """The CPUs this process may use, where the system says (Linux), else the machine's."""
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
     return os.cpu_count() or 1
 
 
-_awake = _usable_cpus() > 1 and not os.environ.get(ASLEEP_VARIABLE)
+_awake = usable_cpus() > 1 and not os.environ.get(ASLEEP_VARIABLE)
 
 
 def wait_asleep() -> None:
@@ -73,7 +73,7 @@ def wait_as_before() -> None:
     """Undo ``wait_asleep`` when the run is over (a process may run pytest again)."""
     global _awake  # noqa: PLW0603
     os.environ.pop(ASLEEP_VARIABLE, None)
-    _awake = _usable_cpus() > 1
+    _awake = usable_cpus() > 1
 
 
 def poll_awake(poller: select.poll) -> list[tuple[int, int]]:

@@ -24,7 +24,7 @@ from tests.suite import child_env, report, run_suite
 
 pytestmark = pytest.mark.once
 
-HELPER_AREAS = ("PROP-", "STM-", "PUB-")
+HELPER_AREAS = ("PROP-", "STM-", "PUB-", "CON-")
 """The areas of ``parallel.HELPER_MODULES`` (PUB-010 stays: it races a second instance)."""
 CASE_IN_LINE = re.compile(r"^\S+::\S+ (?:PASSED|FAILED|XFAIL|XPASS) \[([A-Z]+-\d{3})\]", re.M)
 """A case's line of ``-v`` progress, as it is logged."""
@@ -115,8 +115,8 @@ def test_a_warning_in_the_helper_reaches_the_summary(tmp_path: Path) -> None:
 class _Options(SimpleNamespace):
     """A pytest config's options and plugins, as ``why_one_process`` reads them."""
 
-    def getoption(self, name: str) -> object:
-        return getattr(self, name, None)
+    def getoption(self, name: str, default: object = None) -> object:
+        return getattr(self, name, default)
 
     def getini(self, name: str) -> object:
         return ""
@@ -149,16 +149,16 @@ def test_a_run_stays_in_one_process_where_it_must(
     monkeypatch: pytest.MonkeyPatch, options: dict[str, object], why: str | None
 ) -> None:
     monkeypatch.setattr("sys.platform", "linux")
-    monkeypatch.setattr(parallel, "_usable_cpus", lambda: {0, 1})
+    monkeypatch.setattr(parallel, "usable_cpus", lambda: 2)
     monkeypatch.setattr("threading.active_count", lambda: 1)
     assert parallel.why_one_process(_config(**options)) == why
 
 
 def test_one_cpu_or_a_running_thread_keeps_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("sys.platform", "linux")
-    monkeypatch.setattr(parallel, "_usable_cpus", lambda: {0})
+    monkeypatch.setattr(parallel, "usable_cpus", lambda: 1)
     assert parallel.why_one_process(_config()) == "one usable CPU"
-    monkeypatch.setattr(parallel, "_usable_cpus", lambda: {0, 1})
+    monkeypatch.setattr(parallel, "usable_cpus", lambda: 2)
     monkeypatch.setattr("threading.active_count", lambda: 2)
     assert parallel.why_one_process(_config()) == "a thread is running"
 
