@@ -586,7 +586,7 @@ class Client:
         self.case_id: str | None = None
         """The case being run, so a method found missing in it can be named by later cases."""
         self.unknown: dict[str, str] = {}
-        """Declared methods the harness answered as unknown → the case that found it out."""
+        """Declared methods the harness answered as unknown → the line every case says."""
         self.lacking: Callable[[str], None] | None = None
         """Called (the plugin skips the case as not applicable) before a lacked method is used."""
         self.dead_ends_case = False
@@ -601,8 +601,10 @@ class Client:
         """One raw contract call.
 
         A method the harness lists in ``describe.lacks`` is never sent: the case is not
-        applicable. A declared method the harness answers as unknown fails the first case that
-        meets it in one line; every later call of it says which case that was.
+        applicable. A declared method the harness answers as unknown fails every case that
+        needs it in the same line; after the first answer it is not sent again. The line names
+        no case: which case met it first depends on what ran before (a replayed case, the
+        other half of a split run).
         """
         self._may_send(method)
         try:
@@ -614,9 +616,7 @@ class Client:
         if method in self.profile.lacks and self.lacking is not None:
             self.lacking(method)
         if method in self.unknown:
-            raise ContractError(
-                f"{method}: see {self.unknown[method]} (the harness has no {method})"
-            )
+            raise ContractError(self.unknown[method])
 
     def _settle(self, method: str, outcome: Json) -> Json:
         """A request's result, or its failure raised as ``call`` raises it."""
@@ -626,14 +626,14 @@ class Client:
             raise HarnessGone(outcome) from outcome
         if not outcome.unknown or not self.profile.implements(method):
             raise outcome
-        self.unknown[method] = self.case_id or "the first case that called it"
         owners = [c for c, ms in PROTOCOL_METHODS_OF.items() if method in ms]
         owner = next((c for c in owners if self.profile.has(c)), "a")
-        raise ContractError(
+        self.unknown[method] = (
             f"{method}: the harness declares the {owner} capability but answered {method} "
             f"as an unknown method; implement it, or list it in describe.lacks "
             f"({cite('contract.declared')})"
-        ) from None
+        )
+        raise ContractError(self.unknown[method]) from None
 
     def batch(self, requests: Sequence[tuple[str, JsonObject]]) -> Iterator[Json]:
         """Several raw calls, in one round trip where the harness takes batches (SPEC
@@ -684,7 +684,7 @@ class Client:
     def inspect(self, handle: str) -> JsonObject:
         """``inspect_error``, checked for the description's shape."""
         described = self.call("inspect_error", {"handle": handle})
-        call = f"inspect_error({handle!r})"
+        call = f"inspect_error({display.show({'handle': handle})})"
         _require(isinstance(described, dict), call, "a description object", described)
         described = cast(JsonObject, described)
         for key in ("handle", "name", "message", "text"):

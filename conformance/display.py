@@ -156,14 +156,20 @@ class Places:
 
         return self._pattern.sub(name_of, text)
 
+    def handle(self, value: str) -> str:
+        """A handle's name in this case: ``<handle N>`` by the order handles first appear."""
+        if _NAMED.fullmatch(value):
+            return value  # named already (a text shown twice)
+        return self._handles.setdefault(value, f"<handle {len(self._handles) + 1}>")
+
     def _handle(self, match: re.Match[str]) -> str:
-        handles = self._handles
-        name = handles.setdefault(match.group(2), f"<handle {len(handles) + 1}>")
-        return f'{match.group(1)}"{name}"'
+        return f'{match.group(1)}"{self.handle(match.group(2))}"'
 
 
 _HANDLE: Final = re.compile(r'("(?:handle|session)": )"((?:[^"\\]|\\.)*)"')
 """A handle as a verdict shows it (JSON): its key, then the string the harness made."""
+_HANDLE_KEYS: Final = frozenset({"handle", "session"})
+_NAMED: Final = re.compile(r"<handle \d+>")
 
 
 def _spellings(directory: str) -> list[str]:
@@ -240,7 +246,13 @@ def _plain(value: object) -> object:
         decoded = _bytes_text(value)
         return text(decoded) if decoded is not None else f"<bytes {value.hex()}>"
     if isinstance(value, Mapping):
-        return {text(str(k)) if isinstance(k, str) else k: _plain(v) for k, v in value.items()}
+        # A handle is named before anything is measured or cut: its own length is history.
+        return {
+            text(str(k)) if isinstance(k, str) else k: PLACES.handle(v)
+            if k in _HANDLE_KEYS and isinstance(v, str)
+            else _plain(v)
+            for k, v in value.items()
+        }
     if isinstance(value, set | frozenset):
         return [_plain(v) for v in sorted(value, key=repr)]
     if isinstance(value, list | tuple):
