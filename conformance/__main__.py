@@ -313,9 +313,11 @@ def leave(code: int) -> None:
     if run_exit_handlers is None or waited_for:
         sys.exit(code)
     run_exit_handlers()
-    for stream in (sys.stdout, sys.stderr):
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         with contextlib.suppress(Exception):
-            stream.flush()
+            if stream is not None:
+                stream.flush()
+    # What only a finalizer would have done (a temporary file never closed) is skipped too.
     os._exit(code)
 
 

@@ -30,6 +30,7 @@ import contextlib
 import importlib
 import os
 import pickle
+import queue
 import select
 import signal
 import sys
@@ -75,6 +76,10 @@ def why_one_process(config: pytest.Config) -> str | None:
         (bool(config.getoption("conformance_case")), "--conformance-case"),
         (bool(getattr(config.option, "update_snapshots", False)), "--snapshot-update"),
         (hasattr(config, "workerinput") or config.pluginmanager.has_plugin("dsession"), "xdist"),
+        (
+            bool(config.getoption("stepwise", False) or config.getoption("stepwise_skip", False)),
+            "--stepwise",
+        ),
         (not hasattr(capman, "_global_capturing"), "a pytest without the capture manager's state"),
         (threading.active_count() > 1, "a thread is running"),
     )
@@ -114,6 +119,8 @@ class Split:
         """The helper's run directory, made here so it is removed here whatever becomes of it."""
         self._reader = os.fdopen(fds[0], "rb")
         self._writer: int | None = fds[1]
+        self._inbox: queue.Queue[tuple[Any, ...] | None] = queue.Queue()
+        self._drain: threading.Thread | None = None
         self.nodeids: set[str] = set()
         self._received: dict[str, tuple[Any, ...]] = {}
         self._ended: str | None = None
@@ -136,6 +143,17 @@ class Split:
         self._pending = set(self.nodeids)
         if chosen:
             session.items[:] = [i for i in session.items if i.nodeid not in self.nodeids] + chosen
+            # Read as the helper writes: a pipe holds 64 KiB, and its reports wait for the end.
+            self._drain = threading.Thread(target=self._read_all, name="helper-reports",
+                                           daemon=True)  # fmt: skip
+            self._drain.start()
+
+    def _read_all(self) -> None:
+        message = self._read_one()
+        while message is not None:
+            self._inbox.put(message)
+            message = self._read_one()
+        self._inbox.put(None)
 
     def _close_writer(self) -> None:
         if self._writer is not None:
@@ -181,9 +199,15 @@ class Split:
                 self._ended = "the helper process did not collect"
             else:
                 self._ended = f"the helper process stopped ({message[-1]}) before it reported"
+                # (its reason: an exception, or what made pytest stop the run)
         return self._received.pop(nodeid, None)
 
     def _receive(self) -> tuple[Any, ...] | None:
+        if self._drain is None:
+            return None
+        return self._inbox.get()
+
+    def _read_one(self) -> tuple[Any, ...] | None:
         try:
             header = self._reader.read(_HEADER)
             if len(header) < _HEADER:
@@ -214,8 +238,6 @@ class Split:
     def close(self) -> None:
         """Let the helper finish, or stop it if the run ended first; remove its directory."""
         self._close_writer()  # a helper still waiting for its cases gets none and ends
-        with contextlib.suppress(OSError):
-            self._reader.close()  # a helper still writing gets EPIPE and ends
         if self._pending:  # the run ended before the helper's cases: it closes its harness
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGTERM)
@@ -223,6 +245,10 @@ class Split:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)
             self._reap(block=True)
+        if self._drain is not None:
+            self._drain.join(STOP_S)  # the helper is gone: its pipe has ended
+        with contextlib.suppress(OSError):
+            self._reader.close()
         self.base.remove()
 
     def _wait_exit(self, seconds: float) -> bool:
@@ -316,8 +342,10 @@ class Helper:
                 self._send(("case", item.nodeid, self._reports, self._warnings))
                 self._reports, self._warnings = [], []
                 if session.shouldfail or session.shouldstop:
+                    self._send(("stopped", str(session.shouldfail or session.shouldstop)))
                     break
-            self._send(("done",))
+            else:
+                self._send(("done",))
             code = 0
         except BaseException as exc:  # the main process says it, and runs the rest
             with contextlib.suppress(Exception):
@@ -336,8 +364,10 @@ class Helper:
             self.config.hook.pytest_report_to_serializable(config=self.config, report=report)
         )
 
-    def pytest_warning_recorded(self, warning_message: warnings.WarningMessage) -> None:
-        """Keep a case's warnings for the main process's summary."""
+    def pytest_warning_recorded(self, warning_message: warnings.WarningMessage, when: str) -> None:
+        """Keep a case's warnings for the main process's summary (collection's are its own)."""
+        if when != "runtest":
+            return
         category = warning_message.category
         self._warnings.append((str(warning_message.message), category.__module__,
                                category.__qualname__, warning_message.filename,
@@ -346,14 +376,14 @@ class Helper:
 
 def _warning_from(kept: tuple[str, str, str, str, int]) -> warnings.WarningMessage:
     text, module, name, filename, lineno = kept
-    category: Any = UserWarning
-    with contextlib.suppress(Exception):
+    message: Warning = UserWarning(text)
+    with contextlib.suppress(Exception):  # a class of its own that cannot be made again
         found: object = importlib.import_module(module)
         for part in name.split("."):
             found = getattr(found, part)
         if isinstance(found, type) and issubclass(found, Warning):
-            category = found
-    return warnings.WarningMessage(category(text), category, filename, lineno)
+            message = found(text)
+    return warnings.WarningMessage(message, type(message), filename, lineno)
 
 
 def fork(
@@ -364,21 +394,30 @@ def fork(
     keep: Callable[[pytest.Item], bool],
     notes: list[str],
     become_helper: Callable[[RunBase, Helper], None],
-) -> Split | Helper:
+) -> Split | Helper | None:
     """Fork the helper, which collects only ``modules`` (paths of ``HELPER_MODULES``).
 
     In it, ``become_helper`` gets its own run directory and side. ``keep`` says which items
     stay in this process whatever their module. Call it with nothing running but this
-    thread, before any harness starts.
+    thread, before any harness starts. ``None``: the helper could not be started (the run
+    stays in one process).
     """
     helper_base = RunBase(base.base)
-    helper_base.create()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()  # what is buffered now must not be written twice
-    down_read, down_write = os.pipe()
-    up_read, up_write = os.pipe()
-    pid = os.fork()
+    fds: list[int] = []
+    try:
+        helper_base.create()
+        for _ in range(2):
+            fds += os.pipe()
+        pid = os.fork()
+    except (OSError, ValueError):  # no directory, pipe or process to spare: one process then
+        for fd in fds:
+            os.close(fd)
+        helper_base.remove()
+        return None
+    down_read, down_write, up_read, up_write = fds
     if pid:
         os.close(down_read)
         os.close(up_write)

@@ -264,6 +264,8 @@ class _State:
         modules = [str(CASES_DIR / f"{name}.py") for name in sorted(parallel.HELPER_MODULES)]
         side = parallel.fork(self.config, self.base, modules=modules, keep=_stays_here,
                              notes=self.notes, become_helper=self._become_helper)  # fmt: skip
+        if side is None:
+            speed.wait_as_before()  # no helper after all: one process, waiting as it always has
         if isinstance(side, parallel.Split):
             self.split = side
 
@@ -271,7 +273,15 @@ class _State:
         self.base = base
         self.helper = helper
         self.recorder.worker = True  # its reports go to the main process whole, as a worker's
-        helper.cleanup = self.close_harness
+        helper.cleanup = self._close_helper
+
+    def _close_helper(self) -> None:
+        """What the helper made: its harness, its directories (the main removes them again)."""
+        self.close_harness()
+        for directory in self.cleanup:
+            shutil.rmtree(directory, ignore_errors=True)
+        if self.base is not None:
+            self.base.remove()
 
     def connect(self) -> Client:
         """Start the harness and shake hands; a harness that cannot is one line and exit 4."""
@@ -331,7 +341,12 @@ class _State:
         return self.clock() - self.started
 
     def write_reports(self) -> None:
-        """The JSON and Markdown reports, if asked for; always whole, even for a cut-short run."""
+        """The JSON and Markdown reports, if asked for; always whole, even for a cut-short run.
+
+        Only the main process writes them (the helper's cases come back as its reports).
+        """
+        if self.helper is not None:
+            return
         config = self.config
         path = config.getoption("conformance_report")
         if path:
@@ -671,12 +686,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     expected = set(config.getoption("conformance_expect_fail")) | set(
         config.getini("conformance_expect_fail")
     )
-    unknown = sorted(expected - set(state.case_items))
+    # The helper collects only its modules: the whole suite's checks are the main process's.
+    whole = state.helper is None
+    unknown = sorted(expected - set(state.case_items)) if whole else []
     if unknown:
         raise pytest.UsageError(
             f"unknown case ID(s) declared as expected to fail: {', '.join(unknown)}"
         )
-    if state.baseline is not None:
+    if state.baseline is not None and whole:
         retired = state.baseline.unknown_cases(set(state.case_items))
         if retired:
             raise pytest.UsageError(

@@ -85,7 +85,7 @@ def _take(found: Found, table: object, path: Path) -> None:
                 raise SettingsError(f"{path}: {key} must be a list of case IDs")
             found.overrides[KEYS[key]] = "\n".join(value)
             continue
-        if key == "jobs" and value in ("auto", 1, "1") and value is not True:
+        if key == "jobs" and (value in ("auto", "1") or (type(value) is int and value == 1)):
             found.overrides[KEYS[key]] = str(value)
             continue
         if key == "jobs":

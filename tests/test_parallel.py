@@ -1,8 +1,8 @@
 """A run split over two processes judges every case as a run in one process does.
 
 ``conformance.parallel``: on Linux with two CPUs, a helper process runs the property,
-state-machine and publication cases with a harness instance of its own. Shown on harnesses with
-defects in exactly those cases, run in their own processes (the split needs one).
+state-machine, publication and contract cases with a harness instance of its own. Shown on
+harnesses with defects in exactly those cases, run in their own processes (the split needs one).
 """
 
 from __future__ import annotations
@@ -19,10 +19,14 @@ from typing import Any
 
 import pytest
 
-from conformance import parallel
+from conformance import parallel, speed
 from tests.suite import child_env, report, run_suite
 
 pytestmark = pytest.mark.once
+splits = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or speed.usable_cpus() < 2,
+    reason="a run splits only on Linux with two usable CPUs",
+)
 
 HELPER_AREAS = ("PROP-", "STM-", "PUB-", "CON-")
 """The areas of ``parallel.HELPER_MODULES`` (PUB-010 stays: it races a second instance)."""
@@ -55,6 +59,7 @@ def _judged(data: dict[str, Any]) -> dict[str, Any]:
     return {"cases": cases, **{k: data[k] for k in ("rootCauses", "summary", "complete")}}
 
 
+@splits
 @pytest.mark.parametrize(
     ("base", "caught"),
     [
@@ -87,6 +92,7 @@ def test_a_split_run_judges_every_case_as_one_process_does(
     assert "NOTE" not in two[0].stdout
 
 
+@splits
 def test_a_case_the_helper_did_not_report_runs_here(tmp_path: Path) -> None:
     plugin = ("-p", "tests.fixtures.helper_ends")
     one = _run(tmp_path, "one", "--conformance-jobs", "1", *plugin)
@@ -102,6 +108,7 @@ def test_a_case_the_helper_did_not_report_runs_here(tmp_path: Path) -> None:
     ]
 
 
+@splits
 def test_a_warning_in_the_helper_reaches_the_summary(tmp_path: Path) -> None:
     done, data, _, _ = _run(tmp_path, "run", "-p", "tests.fixtures.helper_ends",
                             env={"HELPER_WARNS_AT": "PROP-001"})  # fmt: skip
@@ -173,6 +180,7 @@ def _order(tmp_path: Path, name: str, *args: str) -> list[str]:
     return [area for index, area in enumerate(areas) if index == 0 or areas[index - 1] != area]
 
 
+@splits
 def test_jobs_1_in_the_settings_keeps_one_process_and_a_bad_value_is_one_line(
     tmp_path: Path,
 ) -> None:
@@ -205,6 +213,7 @@ def _alive_with(marker: str) -> list[int]:
     return found
 
 
+@splits
 def test_a_run_stopped_while_the_helper_works_leaves_no_process_behind(tmp_path: Path) -> None:
     told, pids = tmp_path / "told", tmp_path / "pids"
     os.mkfifo(told)
@@ -231,3 +240,31 @@ def test_a_run_stopped_while_the_helper_works_leaves_no_process_behind(tmp_path:
     assert len(pids.read_text().split()) == 3  # the main instance, its second, the helper's
     assert _alive_with(str(pids)) == []  # no helper, harness or remover left running
     assert not base.exists() or list(base.iterdir()) == []
+
+
+@splits
+def test_a_baselined_split_run_is_green_and_keeps_its_helper(tmp_path: Path) -> None:
+    """The helper collects only its modules; the baseline's cases outside them are not its
+    business (it used to refuse them and leave every case to the main process)."""
+    pids = tmp_path / "pids"
+    env = {"COUNTED_BASE": "tests.mutants.provider_remedy", "COUNTED_PIDS": str(pids)}
+    harness = ("--harness", "tests.fixtures.counted:harness")
+    first = _run(tmp_path, "first", *harness, env=env)
+    failed = {c["id"] for c in first[1]["cases"] if c["outcome"] == "failed"}
+    assert "STM-001" in failed
+    assert any(c.startswith("REM-") for c in failed)
+    made = subprocess.run([sys.executable, "-m", "conformance", "baseline",
+                           str(tmp_path / "first" / "report.json")], env=child_env(),
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(made.stdout)
+    pids.unlink()
+    done, data, _, _ = _run(tmp_path, "second", *harness, "--conformance-baseline",
+                            str(baseline), "--conformance-expect-fail", "REM-009",
+                            env=env)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "NOTE" not in done.stdout
+    assert len(pids.read_text().split()) == 3  # the helper ran with its own instance
+    junit = ET.parse(tmp_path / "second" / "junit.xml").getroot()
+    assert sum(int(suite.get("failures", "0")) for suite in junit.iter("testsuite")) == 0
+    assert {c["id"] for c in data["cases"] if c["outcome"] == "expected-fail"} == failed
