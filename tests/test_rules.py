@@ -19,7 +19,7 @@ CHECKED_BY_PROJECT_TESTS = {
     # How the suite takes a harness's declaration: shown on fixtures that declare badly.
     "contract.lacks": "tests/test_capability_grain.py::test_a_lacked_method_makes_only_its_cases_not_applicable",
     "contract.declared": "tests/test_capability_grain.py::test_a_python_harness_missing_a_declared_method_stops_before_the_first_case",
-    "proto.unknown": "tests/test_capability_grain.py::test_a_declared_method_answered_as_unknown_fails_once_then_points_there",
+    "proto.unknown": "tests/test_capability_grain.py::test_a_declared_method_answered_as_unknown_fails_every_case_in_one_line",
 }
 
 
