@@ -124,7 +124,7 @@ class Split:
         self.nodeids: set[str] = set()
         self._received: dict[str, tuple[Any, ...]] = {}
         self._ended: str | None = None
-        """Set when the helper will send nothing more: why (empty when it finished)."""
+        """Set when the helper will send nothing more: why, for the note."""
         self._status: int | None = None
         self._said = False
         self._pending: set[str] = set()
@@ -190,7 +190,7 @@ class Split:
     def _wait_for(self, nodeid: str) -> tuple[Any, ...] | None:
         """The helper's message about ``nodeid``, read as far as it takes; ``None``: it has none."""
         while nodeid not in self._received and self._ended is None:
-            message = self._receive()
+            message = self._inbox.get()
             if message is None:
                 self._ended = f"the helper process ended{self._exit_words()} before it reported"
             elif message[0] == "case" and len(message) == 4:
@@ -201,11 +201,6 @@ class Split:
                 self._ended = f"the helper process stopped ({message[-1]}) before it reported"
                 # (its reason: an exception, or what made pytest stop the run)
         return self._received.pop(nodeid, None)
-
-    def _receive(self) -> tuple[Any, ...] | None:
-        if self._drain is None:
-            return None
-        return self._inbox.get()
 
     def _read_one(self) -> tuple[Any, ...] | None:
         try:
@@ -220,7 +215,9 @@ class Split:
         return message if isinstance(message, tuple) and message else None
 
     def _exit_words(self) -> str:
-        status = self._reap(block=True)
+        # Its pipe ended, or carried what is not a message: then it may still run, and write.
+        self._stop(signal.SIGTERM)
+        status = self._status
         if status is None:
             return ""
         if os.WIFSIGNALED(status):
@@ -238,18 +235,23 @@ class Split:
     def close(self) -> None:
         """Let the helper finish, or stop it if the run ended first; remove its directory."""
         self._close_writer()  # a helper still waiting for its cases gets none and ends
-        if self._pending:  # the run ended before the helper's cases: it closes its harness
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGTERM)
-        if not self._wait_exit(STOP_S):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGKILL)
-            self._reap(block=True)
+        # While cases are pending the run ended first: told to stop, it closes its harness.
+        self._stop(signal.SIGTERM if self._pending else None)
         if self._drain is not None:
             self._drain.join(STOP_S)  # the helper is gone: its pipe has ended
         with contextlib.suppress(OSError):
             self._reader.close()
         self.base.remove()
+
+    def _stop(self, first: signal.Signals | None) -> None:
+        """Send ``first`` (if any), give the helper ``STOP_S`` to end, then kill it."""
+        if first is not None and self._reap(block=False) is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, first)
+        if not self._wait_exit(STOP_S):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            self._reap(block=True)
 
     def _wait_exit(self, seconds: float) -> bool:
         """Whether the helper has ended within ``seconds``."""
