@@ -141,9 +141,11 @@ def error_chain(value: object) -> str:
     return _chain(value, frozenset())
 
 
-def _chain(value: object, path: frozenset[int]) -> str:
+def _chain(value: object, above: frozenset[int]) -> str:
     # The cause chain is walked iteratively (chains can be deeper than the recursion limit);
-    # only group members recurse.
+    # only group members recurse, each with a copy of the path so far. The path grows in
+    # place: copying it at every link made a deep chain cost the square of its length.
+    path = set(above)
     heads: list[tuple[str, str]] = []  # (message, text shown before the cause)
     tail: str | None = None  # the rendered cause; None when there is no cause
     node: object = value
@@ -154,11 +156,12 @@ def _chain(value: object, path: frozenset[int]) -> str:
         if not isinstance(node, BaseException):
             tail = render_value(node)
             break
-        path = path | {id(node)}
+        path.add(id(node))
         message = _message_of(node)
         text = message
         if isinstance(node, BaseExceptionGroup):
-            text += " [" + "; ".join(_chain(member, path) for member in node.exceptions) + "]"
+            inside = frozenset(path)
+            text += " [" + "; ".join(_chain(member, inside) for member in node.exceptions) + "]"
         heads.append((message, text))
         node = cause_of(node)
         if node is None:
