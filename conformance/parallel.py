@@ -10,7 +10,9 @@ How it stays one run:
 * The helper is forked when collection starts, before any harness or thread exists, and
   collects only those modules. This process collects them all, chooses the helper's cases
   (``helper_items``) and sends it their IDs: the cases each process runs, and their order,
-  are the same on every run.
+  are the same on every run. The choice is a rule of each case alone (``_helpers``), so the
+  helper starts on its own choice as soon as it has collected, and follows the list from
+  when it comes (it is shorter only where a plugin selects by the whole collection).
 * The helper has a harness instance of its own (its own child process, directories and
   secrets), as PUB-010 already has: SPEC §6.3 asks a harness to run as two instances.
 * It reports nothing itself. Each of its cases' phase reports comes back through pytest's
@@ -94,15 +96,18 @@ def helper_items(
     ``keep`` says which items must stay in this process whatever their module (not a case, or
     a case that races a second instance of its own).
     """
-    chosen = [
-        item
-        for item in items
-        if getattr(getattr(item, "module", None), "__name__", "").rsplit(".", 1)[-1]
-        in HELPER_MODULES
+    chosen = [item for item in items if _helpers(item, keep)]
+    return chosen if 0 < len(chosen) < len(items) else []
+
+
+def _helpers(item: pytest.Item, keep: Callable[[pytest.Item], bool]) -> bool:
+    """Whether ``item`` is one of the helper's cases (a rule of the item alone)."""
+    module = str(getattr(getattr(item, "module", None), "__name__", ""))
+    return (
+        module.rsplit(".", 1)[-1] in HELPER_MODULES
         and not SNAPSHOT_FIXTURES & set(getattr(item, "fixturenames", ()))
         and not keep(item)
-    ]
-    return chosen if 0 < len(chosen) < len(items) else []
+    )
 
 
 class Split:
@@ -143,10 +148,11 @@ class Split:
         self._pending = set(self.nodeids)
         if chosen:
             session.items[:] = [i for i in session.items if i.nodeid not in self.nodeids] + chosen
-            # Read as the helper writes: a pipe holds 64 KiB, and its reports wait for the end.
-            self._drain = threading.Thread(target=self._read_all, name="helper-reports",
-                                           daemon=True)  # fmt: skip
-            self._drain.start()
+        else:  # it may have started on cases of its own choice: no use for them now
+            self._signal(signal.SIGTERM)
+        # Read as the helper writes: a pipe holds 64 KiB, and its reports wait for the end.
+        self._drain = threading.Thread(target=self._read_all, name="helper-reports", daemon=True)
+        self._drain.start()
 
     def _read_all(self) -> None:
         message = self._read_one()
@@ -236,7 +242,7 @@ class Split:
         """Let the helper finish, or stop it if the run ended first; remove its directory."""
         self._close_writer()  # a helper still waiting for its cases gets none and ends
         # While cases are pending the run ended first: told to stop, it closes its harness.
-        self._stop(signal.SIGTERM if self._pending else None)
+        self._stop(signal.SIGTERM if self._pending or not self.nodeids else None)
         if self._drain is not None:
             self._drain.join(STOP_S)  # the helper is gone: its pipe has ended
         with contextlib.suppress(OSError):
@@ -245,13 +251,17 @@ class Split:
 
     def _stop(self, first: signal.Signals | None) -> None:
         """Send ``first`` (if any), give the helper ``STOP_S`` to end, then kill it."""
-        if first is not None and self._reap(block=False) is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, first)
+        if first is not None:
+            self._signal(first)
         if not self._wait_exit(STOP_S):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)
             self._reap(block=True)
+
+    def _signal(self, signum: signal.Signals) -> None:
+        if self._reap(block=False) is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signum)
 
     def _wait_exit(self, seconds: float) -> bool:
         """Whether the helper has ended within ``seconds``."""
@@ -286,14 +296,20 @@ class Helper:
     terminal line comes from it.
     """
 
-    def __init__(self, config: pytest.Config, fds: tuple[int, int]) -> None:
+    def __init__(
+        self, config: pytest.Config, fds: tuple[int, int], keep: Callable[[pytest.Item], bool]
+    ) -> None:
         self.config = config
+        self.keep = keep
         self.cleanup: Callable[[], None] = lambda: None
         """Closes this process's harness; the plugin sets it."""
         self._reader = os.fdopen(fds[0], "rb")
         self._fd = fds[1]
         self._reports: list[Any] = []
         self._warnings: list[tuple[str, str, str, str, int]] = []
+        self._given: list[str] | None = None
+        """The main process's list of this one's cases, once read."""
+        self._collected: dict[str, pytest.Item] = {}
 
     def exit(self, code: int) -> None:
         """Close this process's harness and leave at once (no atexit, no pytest teardown).
@@ -321,11 +337,28 @@ class Helper:
                 return [str(nodeid) for nodeid in found]
         return []
 
+    def _plan(self, ran: set[str], *, wait: bool) -> list[pytest.Item] | None:
+        """The cases still to run by the main process's list once it has come, else ``None``.
+
+        ``wait``: wait for it. Until it comes this process runs its own choice, by the rule the
+        main process chooses with (``_helpers``), so its cases start as soon as it has collected
+        rather than when the main process has; the two lists differ only where a plugin
+        selects by the whole collection (``--lf``), and then the main process's list wins: the
+        cases not on it that ran here meanwhile are not reported (the main process runs them).
+        """
+        if self._given is None:
+            if not wait and not select.select([self._reader], [], [], 0)[0]:
+                return None
+            self._given = self._assigned()
+        return [self._collected[n] for n in self._given if n in self._collected and n not in ran]
+
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        """Keep the cases the main process gave this one, in its order; none: nothing to do."""
-        collected = {item.nodeid: item for item in session.items}
-        chosen = [collected[n] for n in self._assigned() if n in collected]
+        """Start with this process's own choice of its cases; none: wait for the main's list."""
+        self._collected = {item.nodeid: item for item in session.items}
+        chosen = [item for item in session.items if _helpers(item, self.keep)]
+        if not chosen:
+            chosen = self._plan(set(), wait=True) or []
         if not chosen:
             with contextlib.suppress(OSError):
                 self._send(("done",))
@@ -337,9 +370,16 @@ class Helper:
         """Run the cases one by one, sending each one's reports as soon as it is over."""
         code = 1
         try:
-            items = session.items
-            for index, item in enumerate(items):
-                nextitem = items[index + 1] if index + 1 < len(items) else None
+            todo, ran = list(session.items), set[str]()
+            while todo:
+                # The plan is final before its last case: ``nextitem`` decides what is torn down.
+                plan = self._plan(ran, wait=len(todo) == 1)
+                todo = todo if plan is None else plan
+                if not todo:
+                    continue  # the main process's list holds nothing more for this one
+                item = todo.pop(0)
+                ran.add(item.nodeid)
+                nextitem = todo[0] if todo else None
                 item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
                 self._send(("case", item.nodeid, self._reports, self._warnings))
                 self._reports, self._warnings = [], []
@@ -430,7 +470,7 @@ def fork(
         os.close(down_write)
         os.close(up_read)
         _silence_and_capture_anew(config)
-        helper = Helper(config, (down_read, up_write))
+        helper = Helper(config, (down_read, up_write), keep)
         become_helper(helper_base, helper)
         config.args[:] = modules
         config.pluginmanager.register(helper, "conformance-helper")

@@ -268,3 +268,28 @@ def test_a_baselined_split_run_is_green_and_keeps_its_helper(tmp_path: Path) -> 
     junit = ET.parse(tmp_path / "second" / "junit.xml").getroot()
     assert sum(int(suite.get("failures", "0")) for suite in junit.iter("testsuite")) == 0
     assert {c["id"] for c in data["cases"] if c["outcome"] == "expected-fail"} == failed
+
+
+@splits
+def test_the_helper_starts_before_its_list_and_follows_the_list_once_it_comes(
+    tmp_path: Path,
+) -> None:
+    """The helper starts on its own choice as soon as it has collected (the main process here
+    waits, while collecting, until the helper is at PROP-002); the main process's list, which
+    lacks CON-002 (deselected there alone), then wins: CON-002, run by the helper meanwhile, is
+    neither reported nor run again."""
+    told = tmp_path / "told"
+    os.mkfifo(told)
+    plugin = ("-p", "tests.fixtures.helper_ends")
+    one = _run(tmp_path, "one", "--conformance-jobs", "1", "--deselect",
+               "conformance/cases/test_contract.py::test_concurrent_calls_are_answered_each_by_its_id",
+               *plugin)  # fmt: skip
+    env = {"HELPER_TELLS": str(told), "HELPER_TELLS_AT": "PROP-002", "MAIN_AWAITS": str(told),
+           "MAIN_DESELECTS": "CON-002"}  # fmt: skip
+    two = _run(tmp_path, "two", *plugin, env=env)
+    assert two[0].returncode == one[0].returncode == 0, two[0].stdout[-3000:]
+    assert "CON-002" not in two[2]
+    assert sorted(two[2]) == sorted(one[2]) == sorted(set(two[2]))
+    assert _judged(two[1]) == _judged(one[1])
+    assert "NOTE" not in two[0].stdout
+    assert "1 deselected" in two[0].stdout.splitlines()[-1]
