@@ -50,6 +50,20 @@ def _env() -> dict[str, str]:
     return env
 
 
+def stolen() -> float:
+    """CPU seconds the hypervisor has taken from this machine since boot (Linux ``steal``), or 0.
+
+    A virtual machine whose host is busy loses time that no process here can see; the table
+    prints how much went while it was measured, so a disturbed benchmark says so.
+    """
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = stat.readline().split()
+        return int(fields[8]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def one_run(kind: str, profile: str) -> tuple[float, dict[str, float]]:
     """Wall seconds of one run of ``kind``, and seconds per case (by case ID) for suite runs."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -86,6 +100,7 @@ def main() -> None:
         one_run(kind, args.profile)
     walls: dict[str, list[float]] = {kind: [] for kind in KINDS}
     cases: list[dict[str, float]] = []
+    start, steal_before = time.perf_counter(), stolen()
     for round_ in range(args.runs):
         order = KINDS[round_ % len(KINDS) :] + KINDS[: round_ % len(KINDS)]
         for kind in order:
@@ -93,13 +108,16 @@ def main() -> None:
             walls[kind].append(wall)
             if kind == "stdio":
                 cases.append(per_case)
+    measured, steal = time.perf_counter() - start, stolen() - steal_before
     ratio = {
         kind: [k / e for k, e in zip(walls[kind], walls["empty"], strict=True)]
         for kind in KINDS[1:]
     }
     transport = [s / i for s, i in zip(walls["stdio"], walls["in-process"], strict=True)]
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpu, profile={args.profile}, "
-          f"{args.runs} paired rounds, {len(cases[0])} cases")  # fmt: skip
+          f"{args.runs} paired rounds, {len(cases[0])} cases; the hypervisor took {steal:.1f} "
+          f"CPU s of {measured:.0f} s ({steal / measured / (os.cpu_count() or 1):.0%} of the "
+          "machine)")  # fmt: skip
     print("| run | wall median (s) | min | max | ÷ empty (paired median) | target |")
     print("|---|---|---|---|---|---|")
     targets = {"empty": "", "stdio": "≤ 4×", "one-process": "", "in-process": ""}
