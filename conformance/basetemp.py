@@ -36,6 +36,8 @@ HARNESS_CWD: Final = "harness cwd"
 HARNESS_TMP: Final = "harness tmp"
 """How verdicts name the harness child's directories: ``<harness tmp>/file``."""
 _UNSAFE: Final = re.compile(r"[^A-Za-z0-9_.-]+")
+_TRIES: Final = 3
+"""How often a base another run removed meanwhile is made again before it is an error."""
 
 
 class BaseTempError(ValueError):
@@ -67,13 +69,27 @@ class RunBase:
         self._no_remover = False
 
     def create(self) -> None:
-        """Make the base (if missing) and the run's own directory; ``BaseTempError`` if not."""
+        """Make the base (if missing) and the run's own directory; ``BaseTempError`` if not.
+
+        Other runs share the base (xdist's workers, two CI jobs of one user): one may make it
+        between this run's look and its ``mkdir``, or remove it, empty, just before this run's
+        directory is made in it. Neither is an error; only what stays wrong is.
+        """
         where = f"{OPTION} {self.base}"
         try:
-            if not self.base.exists():
-                self.base.mkdir(parents=True)
-                self._made_base = True
-            self.run = Path(tempfile.mkdtemp(prefix="conformance-", dir=self.base))
+            for attempt in range(_TRIES):
+                try:
+                    self.base.mkdir(parents=True)
+                    self._made_base = True
+                except FileExistsError:
+                    pass
+                try:
+                    self.run = Path(tempfile.mkdtemp(prefix="conformance-", dir=self.base))
+                    break
+                except FileNotFoundError:
+                    if attempt == _TRIES - 1:
+                        raise
+            assert self.run is not None
             for part in ("harness/cwd", "harness/tmp", "cases"):
                 (self.run / part).mkdir(parents=True)
         except OSError as exc:

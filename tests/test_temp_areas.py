@@ -8,7 +8,9 @@ suite is started with; the run's workspaces live in a base of their own, made an
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -103,6 +105,53 @@ def test_a_base_that_cannot_be_made_is_one_error_line(tmp_path: Path) -> None:
         f"ERROR: --conformance-basetemp {blocker / 'base'}: cannot be created: Not a directory; "
         "choose another with --conformance-basetemp"
     ]
+
+
+def test_a_base_another_run_makes_meanwhile_is_used_not_refused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """xdist's workers share one base: the one that loses the race to make it still runs.
+
+    Refused, the losing worker ended before it collected, and xdist waited for its collection
+    for ever (seen in CI: ``-n 2`` with a base not yet made).
+    """
+    base = tmp_path / "shared"
+    made = Path.mkdir
+
+    def the_other_run_first(self: Path, *args: Any, **kwargs: Any) -> None:
+        if self == base and not base.exists():
+            os.mkdir(base)  # the other worker, between this run's look and its mkdir
+        made(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", the_other_run_first)
+    run = RunBase(base)
+    run.create()
+    assert run.harness_tmp.is_dir()
+    run.remove()
+    assert base.is_dir()  # the other run made it: it is the other run's to remove
+
+
+def test_a_base_another_run_removes_meanwhile_is_made_again(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    base = tmp_path / "shared"
+    base.mkdir()
+    real = tempfile.mkdtemp
+    removed: list[str] = []
+
+    def after_the_other_run_ended(*args: Any, **kwargs: Any) -> str:
+        if not removed:
+            base.rmdir()  # the other run ended, found the base empty and removed it
+            removed.append(str(base))
+        return str(real(*args, **kwargs))
+
+    monkeypatch.setattr(tempfile, "mkdtemp", after_the_other_run_ended)
+    run = RunBase(base)
+    run.create()
+    assert removed
+    assert run.harness_cwd.is_dir()
+    run.remove()
+    assert not base.exists()  # made again by this run, removed by it
 
 
 def test_the_default_base_is_the_users_cache_not_the_temp_directory(
