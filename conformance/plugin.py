@@ -30,7 +30,7 @@ from typing import Any, Final, cast
 import pytest
 
 import conformance
-from conformance import display, hookspecs, outcomes, parallel, speed
+from conformance import display, hookspecs, outcomes, parallel, speed, workers
 from conformance.baseline import Baseline, BaselineError
 from conformance.basetemp import HARNESS_CWD, HARNESS_TMP, BaseTempError, RunBase, default_base
 from conformance.client import Client, HarnessGone
@@ -538,6 +538,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(state.recorder, "conformance-recorder")
     config.pluginmanager.register(outcomes, "conformance-outcomes")
     config.pluginmanager.register(OwnWords(own_words), "conformance-own-words")
+    workers.register(config)
     directory = config.getoption("conformance_snapshots")
     ConformanceSnapshots.directory = (
         Path(directory).resolve() if directory else default_snapshot_dir()

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -35,9 +38,7 @@ def run_suite(
     environment = child_env(**{"XDG_CACHE_HOME": str(cwd.parent / "xdg-cache"), **(env or {})})
     command = [sys.executable, "-m", "conformance", "-p", "no:cacheprovider"]
     command += ["--hypothesis-profile", profile, *_own_base(args, cwd), *args]
-    return subprocess.run(
-        command, cwd=cwd, env=environment, capture_output=True, text=True, check=False
-    )
+    return _run(command, cwd, environment)
 
 
 def run_pytest(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -46,9 +47,27 @@ def run_pytest(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "conformance.plugin"]
     command += ["--hypothesis-profile", "default", "--rootdir", str(cwd), *_own_base(args, cwd)]
     command += args
-    return subprocess.run(
-        command, cwd=cwd, env=environment, capture_output=True, text=True, check=False
-    )
+    return _run(command, cwd, environment)
+
+
+HANG_S = 900.0
+"""A run of the suite still going after this long hangs (none takes over a minute, busy or not)."""
+
+
+def _run(command: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The run, or a failed test that says it hangs: a hang must not hold CI until it is killed.
+
+    Not a time budget: the bound is fifteen times the slowest run on a busy machine.
+    """
+    try:
+        return subprocess.run(
+            command, cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=HANG_S
+        )
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else exc.stdout
+        pytest.fail(
+            f"{shlex.join(command)} hangs: not ended in {HANG_S:g} s\n{(out or '')[-3000:]}"
+        )
 
 
 def _own_base(args: tuple[str, ...], cwd: Path) -> list[str]:

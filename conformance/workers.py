@@ -1,0 +1,77 @@
+"""Under xdist: a usage error a worker finds ends the run as one line and exit 4, as without it.
+
+A worker finds what the controller cannot: it makes the run's directory and starts the harness
+as it collects. Left to xdist, a worker that stops with a usage error before it has reported its
+collection leaves the controller waiting for that collection for ever; one that stops after
+becomes an internal error and a traceback. So the worker says why in its output and asks the
+run to stop (xdist ends the others then), and the controller raises the worker's line as the
+usage error it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any, Final
+
+import pytest
+
+KEY: Final = "conformance_usage_error"
+"""The key of a worker's usage error in its ``workeroutput``, sent to the controller."""
+
+
+class Worker:
+    """An xdist worker's side: a usage error is stopped on, and handed to the controller."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collection(self, session: pytest.Session) -> Generator[None, object, object]:
+        """A usage error while this worker collects (or connects) stops the whole run."""
+        try:
+            return (yield)
+        except pytest.UsageError as exc:
+            line = str(exc)
+            output: dict[str, Any] = getattr(self.config, "workeroutput", {})
+            output[KEY] = line
+            session.shouldstop = line  # xdist stops the run on it instead of waiting
+            raise
+
+
+class Controller:
+    """xdist's controller: a worker's usage error becomes the run's, one line and exit 4."""
+
+    def __init__(self) -> None:
+        self.error: str | None = None
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        """Keep the first usage error a finished worker sends."""
+        output = getattr(node, "workeroutput", None) or {}
+        if self.error is None and output.get(KEY):
+            self.error = str(output[KEY])
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        """xdist ends its loop as interrupted by the worker's stop; it is a usage error."""
+        try:
+            result = yield
+        except BaseException:
+            if self.error is not None:
+                raise pytest.UsageError(self.error) from None
+            raise
+        if self.error is not None:
+            raise pytest.UsageError(self.error)
+        return result
+
+
+def register(config: pytest.Config) -> None:
+    """Plug in the side this process is; a run without xdist is the controller of none.
+
+    Registered as pytest configures, before xdist's own ``pytest_configure`` (``trylast``) has
+    said whether this run is distributed; without workers the controller never hears of one.
+    """
+    if hasattr(config, "workerinput"):
+        config.pluginmanager.register(Worker(config), "conformance-xdist-worker")
+    else:
+        config.pluginmanager.register(Controller(), "conformance-xdist-controller")
