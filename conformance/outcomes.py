@@ -134,10 +134,15 @@ def _skip_reason(report: pytest.TestReport) -> str | None:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_report_teststatus(report: pytest.TestReport) -> Generator[None, object, object]:
-    """Show the case ID beside the verbose status word: ``PASSED [REM-001]``."""
+def pytest_report_teststatus(
+    report: pytest.TestReport | pytest.CollectReport,
+) -> Generator[None, object, object]:
+    """Show the case ID beside the verbose status word: ``PASSED [REM-001]``.
+
+    pytest's summary asks for a collection error's status too; such a report has no case.
+    """
     result = yield
-    case_id = dict(report.user_properties).get("case_id")
+    case_id = dict(getattr(report, "user_properties", ())).get("case_id")
     # Skips are folded together in pytest's summary: an ID there would name only the first.
     if case_id and isinstance(result, tuple) and len(result) == 3 and not report.skipped:
         category, letter, word = result

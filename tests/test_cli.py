@@ -10,7 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.suite import REPO, case_of, child_env, fixture, outcomes, report, run_suite
+import pytest
+
+from tests.suite import REPO, case_of, child_env, fixture, outcomes, report, run_pytest, run_suite
 
 TOOLS_ONLY = fixture("tools_only:harness")
 
@@ -96,6 +98,15 @@ def test_the_case_list_goes_to_stdout_alone_and_honours_the_selection(tmp_path: 
     listed = json.loads(as_json.stdout)["cases"]
     assert [(c["id"], c["area"]) for c in listed] == [("RD-001", "read output")]
     assert listed[0]["rules"][0] == "read.output"
+
+
+def test_a_collection_error_in_any_pytest_run_is_reported_not_crashed(tmp_path: Path) -> None:
+    """The plugin is loaded in every pytest run of its environment, not only the suite's."""
+    (tmp_path / "test_broken.py").write_text("def test_x(:\n", encoding="utf-8")
+    done = run_pytest("test_broken.py", cwd=tmp_path)
+    assert done.returncode == pytest.ExitCode.INTERRUPTED, done.stdout[-3000:]
+    assert "ERROR test_broken.py" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
 
 
 def test_the_callers_pytest_configuration_never_applies(tmp_path: Path) -> None:
