@@ -24,18 +24,45 @@ class Worker:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+        self.error: str | None = None
 
-    @pytest.hookimpl(wrapper=True)
+    def _stop(self, session: pytest.Session, exc: pytest.UsageError) -> None:
+        self.error = line = str(exc)
+        output: dict[str, Any] = getattr(self.config, "workeroutput", {})
+        output[KEY] = line
+        session.shouldstop = line  # xdist stops the run on it instead of waiting
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_collection(self, session: pytest.Session) -> Generator[None, object, object]:
-        """A usage error while this worker collects (or connects) stops the whole run."""
+        """A usage error while this worker collects stops the whole run."""
         try:
             return (yield)
         except pytest.UsageError as exc:
-            line = str(exc)
-            output: dict[str, Any] = getattr(self.config, "workeroutput", {})
-            output[KEY] = line
-            session.shouldstop = line  # xdist stops the run on it instead of waiting
+            if self.error is None:
+                self._stop(session, exc)
             raise
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session
+    ) -> Generator[None, object, object]:
+        """A usage error as the cases are chosen, or the harness connected, stops it too."""
+        try:
+            return (yield)
+        except pytest.UsageError as exc:
+            self._stop(session, exc)
+            raise
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> Generator[None, object, object]:
+        """pytest finishes a collection that failed, too: xdist must not hear of this one.
+
+        Sent, it is a collection before ``-k`` chose from it, which xdist compares with the other
+        workers' and reports as a different one.
+        """
+        if self.error is not None:
+            raise pytest.UsageError(self.error)
+        return (yield)
 
 
 class Controller:

@@ -7,6 +7,7 @@ never ended.
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -20,16 +21,29 @@ pytest.importorskip("xdist")
 HANDSHAKE = "did not complete the handshake: describe failed: the harness exited with status 3"
 
 
-def test_a_harness_that_will_not_start_in_one_worker_is_one_line(tmp_path: Path) -> None:
-    serve = f"exec {shlex.quote(sys.executable)} -m conformance.serve"
-    refuses = f'if [ "$PYTEST_XDIST_WORKER" = gw0 ]; then exit 3; fi; {serve}'
-    done = run_suite(
-        "--harness-cmd", f"sh -c {shlex.quote(refuses)}", "-k", "GRD", "-n", "2", cwd=tmp_path
-    )
+def test_a_harness_that_will_not_start_in_one_worker_is_one_line(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """gw1 starts its harness and reports its collection; only then does gw0's harness end.
+
+    gw0 fails as it chooses its cases, before ``-k`` has: its collection, had xdist heard of it,
+    would differ from gw1's, which the controller already has (a FIFO orders the two).
+    """
+    go = tmp_path / "gw1-collected"
+    os.mkfifo(go)
+    # Held open here, the FIFO never blocks its writer and keeps what it wrote for gw0's reads.
+    held = os.open(go, os.O_RDWR)
+    request.addfinalizer(lambda: os.close(held))
+    serve = f"{shlex.quote(sys.executable)} -m conformance.serve --harness reference"
+    harness = f'if [ "$PYTEST_XDIST_WORKER" = gw0 ]; then read go < "$HARNESS_GO"; exit 3; fi; exec {serve}'
+    done = run_suite("--harness-cmd", f"sh -c {shlex.quote(harness)}", "-k", "GRD", "-n", "2",
+                     "-p", "tests.fixtures.gw1_collected", cwd=tmp_path,
+                     env={"HARNESS_GO": str(go)})  # fmt: skip
     assert done.returncode == 4, done.stdout[-3000:]
     [line] = error_lines(done)
     assert HANDSHAKE in line
-    assert "INTERNALERROR" not in done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    assert "Different tests were collected" not in done.stdout
 
 
 def test_a_harness_no_worker_can_load_is_one_line(tmp_path: Path) -> None:
