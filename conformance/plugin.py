@@ -538,6 +538,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(state.recorder, "conformance-recorder")
     config.pluginmanager.register(outcomes, "conformance-outcomes")
     config.pluginmanager.register(OwnWords(own_words), "conformance-own-words")
+    if config.getoption("conformance_list_cases") and hasattr(config.option, "dist"):
+        # A listing is a collection alone, which xdist leaves to one process too (--collect-only).
+        config.option.dist, config.option.tx = "no", []
     workers.register(config)
     directory = config.getoption("conformance_snapshots")
     ConformanceSnapshots.directory = (

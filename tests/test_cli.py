@@ -3,6 +3,7 @@ collect-only, -x, --lf, settings from [tool.harness-conformance], and runs that 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -98,6 +99,9 @@ def test_the_case_list_goes_to_stdout_alone_and_honours_the_selection(tmp_path: 
     listed = json.loads(as_json.stdout)["cases"]
     assert [(c["id"], c["area"]) for c in listed] == [("RD-001", "read output")]
     assert listed[0]["rules"][0] == "read.output"
+    if importlib.util.find_spec("xdist") is not None:  # a listing is one process's, as pytest's
+        with_workers = cli("--conformance-list-cases", "-k", "DEL-00", "-n", "2", cwd=tmp_path)
+        assert (with_workers.returncode, with_workers.stdout) == (0, done.stdout)
 
 
 def test_a_collection_error_in_any_pytest_run_is_reported_not_crashed(tmp_path: Path) -> None:
