@@ -30,7 +30,7 @@ from typing import Any, Final, cast
 import pytest
 
 import conformance
-from conformance import display, hookspecs, outcomes, parallel, speed, workers
+from conformance import display, hookspecs, interrupt, outcomes, parallel, speed, workers
 from conformance.baseline import Baseline, BaselineError
 from conformance.basetemp import HARNESS_CWD, HARNESS_TMP, BaseTempError, RunBase, default_base
 from conformance.client import Client, HarnessGone
@@ -537,6 +537,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(speed.thaw)  # first in, last out: after pytest's closing collections
     config.pluginmanager.register(state.recorder, "conformance-recorder")
     config.pluginmanager.register(outcomes, "conformance-outcomes")
+    config.pluginmanager.register(interrupt, "conformance-interrupt")
     config.pluginmanager.register(OwnWords(own_words), "conformance-own-words")
     if config.getoption("conformance_list_cases") and hasattr(config.option, "dist"):
         # A listing is a collection alone, which xdist leaves to one process too (--collect-only).
