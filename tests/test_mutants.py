@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -48,39 +47,21 @@ OWN_PROCESS = {"logs_failures"}
 """Mutants whose defect shows only in a child process (its log is the child's stderr)."""
 
 
-@pytest.fixture(scope="module")
-def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
-    """Run the suite once on every mutant (two at a time): exit code, outcomes, output, and the
-    signatures of the root causes its report leads with."""
-    # Made here, on this thread: tmp_path_factory is not thread-safe.
-    workdirs = {name: tmp_path_factory.mktemp(name) for name in MUTANTS}
-
-    def run(name: str) -> tuple[str, Run]:
-        workdir = workdirs[name]
-        path = workdir / "report.json"
-        harness = f"tests.mutants.{name}:harness"
-        # In process where the defect is in the file tools, not in how the harness runs: the
-        # child process's protocol costs a fifth of each of these 26 runs.
-        where = () if name in OWN_PROCESS else ("--conformance-in-process",)
-        done = run_suite(
-            "-q",
-            *where,
-            "--harness",
-            harness,
-            "--conformance-report",
-            str(path),
-            cwd=workdir,
-            profile="triage",
-        )
-        data = report(path) if path.exists() else {}
-        found = outcomes(data) if data else {}
-        causes = data.get("rootCauses") or []
-        assert isinstance(causes, list)
-        signatures = [str(cause["signature"]) for cause in causes]
-        return name, (done.returncode, found, done.stdout + done.stderr, signatures)
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(pool.map(run, MUTANTS))
+def _run(name: str, workdir: Path) -> Run:
+    """The suite on one mutant: exit code, outcomes, output, and the signatures of the root
+    causes its report leads with."""
+    path = workdir / "report.json"
+    # In process where the defect is in the file tools, not in how the harness runs: the child
+    # process's protocol costs a fifth of each of these 26 runs.
+    where = () if name in OWN_PROCESS else ("--conformance-in-process",)
+    done = run_suite("-q", *where, "--harness", f"tests.mutants.{name}:harness",
+                     "--conformance-report", str(path), cwd=workdir, profile="triage")  # fmt: skip
+    data = report(path) if path.exists() else {}
+    found = outcomes(data) if data else {}
+    causes = data.get("rootCauses") or []
+    assert isinstance(causes, list)
+    signatures = [str(cause["signature"]) for cause in causes]
+    return done.returncode, found, done.stdout + done.stderr, signatures
 
 
 def test_there_are_at_least_twelve_mutants() -> None:
@@ -88,16 +69,6 @@ def test_there_are_at_least_twelve_mutants() -> None:
     assert {p.stem for p in Path(__file__).parent.joinpath("mutants").glob("*.py")} - {
         "__init__"
     } == set(MUTANTS)
-
-
-@pytest.mark.parametrize("name", sorted(MUTANTS))
-def test_the_suite_catches_the_mutant(name: str, results: dict[str, Run]) -> None:
-    code, found, output, _ = results[name]
-    failed = {case for case, outcome in found.items() if outcome == "failed"}
-    assert code == 1, output[-3000:]
-    assert MUTANTS[name] <= failed, (
-        f"{name}: expected {sorted(MUTANTS[name])} among {sorted(failed)}"
-    )
 
 
 # mutant → its root causes, exactly: one defect, one cause (conformance.causes).
@@ -144,7 +115,17 @@ def test_every_mutant_is_one_cause() -> None:
     assert all(len(signatures) == 1 for signatures in ONE_CAUSE.values())
 
 
-@pytest.mark.parametrize("name", sorted(ONE_CAUSE))
-def test_a_mutant_shows_exactly_its_one_root_cause(name: str, results: dict[str, Run]) -> None:
-    shown = results[name][3]
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_the_suite_catches_the_mutant_by_its_one_root_cause(name: str, tmp_path: Path) -> None:
+    """The right cases fail, and the report leads with exactly the mutant's one root cause.
+
+    One run for both: under ``pytest -n`` a run shared by two tests was made once in each
+    worker that ran one of them.
+    """
+    code, found, output, shown = _run(name, tmp_path)
+    failed = {case for case, outcome in found.items() if outcome == "failed"}
+    assert code == 1, output[-3000:]
+    assert MUTANTS[name] <= failed, (
+        f"{name}: expected {sorted(MUTANTS[name])} among {sorted(failed)}"
+    )
     assert sorted(shown) == sorted(ONE_CAUSE[name]), f"{name}: {shown}"
