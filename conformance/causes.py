@@ -389,25 +389,35 @@ class Observations:
         lexical = os.path.normpath(os.path.join(self.root, spelled))
         return lexical, os.path.realpath(lexical)
 
-    def _inside(self, path: str, *, real: bool) -> bool:
+    def _roots(self) -> list[str]:
         roots = [self.root]
         extra = self.options.get("writableRoots")
         if isinstance(extra, list):
             roots += [str(r) for r in extra]
-        for root in roots:
-            base = os.path.realpath(root) if real else os.path.normpath(root)
-            if path == base or path.startswith(base.rstrip(os.sep) + os.sep):
-                return True
-        return False
+        return roots
 
-    def situation(self, tool: str, spelled: str) -> str:
-        """The word of ``SITUATIONS`` this call meets, judged before the call."""
-        lexical, real = self.key(spelled)
+    def real_roots(self) -> list[str]:
+        """The realpaths of the root and of any extra writable roots, the root first."""
+        return [os.path.realpath(root) for root in self._roots()]
+
+    @staticmethod
+    def _inside(path: str, roots: list[str]) -> bool:
+        return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+    def situation(
+        self, tool: str, spelled: str, resolved: tuple[tuple[str, str], list[str]] | None = None
+    ) -> str:
+        """The word of ``SITUATIONS`` this call meets, judged before the call.
+
+        ``resolved``: ``(key(spelled), real_roots())`` when the caller has them already (each
+        realpath walks every component of a path with a system call).
+        """
+        (lexical, real), real_roots = resolved or (self.key(spelled), self.real_roots())
         if tool != "read" and self.options.get("sandbox") == "read-only":
             return "any"
-        if not self._inside(lexical, real=False):
+        if not self._inside(lexical, [os.path.normpath(root) for root in self._roots()]):
             return "outside-root"
-        if not self._inside(real, real=True):
+        if not self._inside(real, real_roots):
             return "symlink-outside"
         if ".." in spelled.replace(os.sep, "/").split("/"):
             return "spelled-with-dotdot"

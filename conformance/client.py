@@ -451,9 +451,9 @@ class Session:
         watch = client.watch
         path = arguments.get("file_path") if isinstance(arguments, dict) else None
         if name in ("read", "write", "edit") and isinstance(path, str) and "\0" not in path:
-            record.situation = self.observations.situation(name, path)
-            real = self.observations.key(path)[1]
-            record.target = os.path.relpath(real, os.path.realpath(self.root))
+            key, roots = self.observations.key(path), self.observations.real_roots()
+            record.situation = self.observations.situation(name, path, (key, roots))
+            record.target = os.path.relpath(key[1], roots[0])
         client.suite_changes = None
         before = watch.snapshot() if watch is not None else {}
         try:

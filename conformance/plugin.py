@@ -53,6 +53,7 @@ from conformance.harness.stdio import (
     Trace,
 )
 from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
+from conformance.harvest import NoHarvest
 from conformance.outcomes import DATA, NOT_APPLICABLE, NOT_RUN, Recorder, mark_known
 from conformance.report import AREAS, Report, area_of, sort_key, terminal
 from conformance.report import markdown as markdown_report
@@ -539,6 +540,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(outcomes, "conformance-outcomes")
     config.pluginmanager.register(interrupt, "conformance-interrupt")
     config.pluginmanager.register(OwnWords(own_words), "conformance-own-words")
+    config.pluginmanager.register(NoHarvest(_is_case), "conformance-no-harvest")
     if config.getoption("conformance_list_cases") and hasattr(config.option, "dist"):
         # A listing is a collection alone, which xdist leaves to one process too (--collect-only).
         config.option.dist, config.option.tx = "no", []

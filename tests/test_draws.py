@@ -15,12 +15,14 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import configuration, given, settings
 from hypothesis import strategies as st
 from hypothesis.internal.conjecture import providers
 
+from conformance.harvest import NoHarvest
 from conformance.strategies import own_draws, register_profiles
 from tests.suite import REPO, run_suite
 
@@ -141,3 +143,45 @@ def test_a_profile_of_the_users_own_is_left_as_it_is() -> None:
         assert settings.get_profile(settings.get_current_profile_name()).max_examples == 7
     finally:
         settings.load_profile(active)
+
+
+def _harvests_during_collection(items: list[SimpleNamespace]) -> bool:
+    """Whether hypothesis' own collection hook, run inside ``NoHarvest``'s, harvests."""
+    harvested: list[bool] = []
+    real = providers._get_local_constants
+
+    def counting() -> object:
+        harvested.append(True)
+        return real()
+
+    no_harvest = NoHarvest(lambda item: bool(getattr(item, "case", False)))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(providers, "_get_local_constants", counting)
+        hook = no_harvest.pytest_collection_modifyitems(items)  # type: ignore[arg-type]
+        next(hook)  # the other plugins' hooks run now; hypothesis' imports and calls this:
+        getattr(providers, "_get_local_constants")()  # noqa: B009 - looked up as it does
+        with pytest.raises(StopIteration):
+            hook.send(None)
+        assert providers._get_local_constants is counting  # put back as it was
+    return bool(harvested)
+
+
+@given(st.none())
+def _a_property(value: None) -> None:
+    """A hypothesis test (never run)."""
+
+
+def _a_plain_test() -> None:
+    """A plain test (never run)."""
+
+
+def test_hypothesis_harvests_no_constants_where_only_cases_draw() -> None:
+    # every case draws without local constants, so harvesting them as collection ends is waste
+    case, plain = (
+        SimpleNamespace(case=True, obj=_a_property),
+        SimpleNamespace(case=True, obj=_a_plain_test),
+    )
+    users_own = SimpleNamespace(case=False, obj=_a_property)
+    assert not _harvests_during_collection([case, plain])
+    assert _harvests_during_collection([case, users_own])  # a property of the user's own
+    assert _harvests_during_collection([SimpleNamespace(case=False, obj=_a_plain_test)])
