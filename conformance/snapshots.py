@@ -14,9 +14,11 @@ string as ``-`` old / ``+`` new; the ``snapshots`` nox session uses it before re
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
+import stat
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -146,12 +148,27 @@ def behaviour_of(records: Sequence[JsonObject]) -> list[Json]:
 
 def _pinned(directory: Path, name: str) -> str | None:
     path = directory / SCENARIO_SNAPSHOTS
-    if not path.is_file():
+    try:
+        found = os.stat(path)
+    except OSError:
         return None
-    for snapshot in AmberDataSerializer.read_file(str(path)):
-        if snapshot.name == f"test_scenario_transcript[{name}]":
-            return _unquote(snapshot.data)
-    return None
+    if not stat.S_ISREG(found.st_mode):
+        return None
+    data = _pinned_in(str(path), (found.st_ino, found.st_mtime_ns, found.st_size)).get(
+        f"test_scenario_transcript[{name}]"
+    )
+    return None if data is None else _unquote(data)
+
+
+@functools.lru_cache(maxsize=4)
+def _pinned_in(path: str, version: tuple[int, int, int]) -> dict[str, object]:
+    """Every snapshot of one file by name, read once while the file stays as it is (each
+    scenario case looks its transcript up; ``--snapshot-update`` rewrites the file).
+    ``version``: its inode, mtime and size."""
+    found: dict[str, object] = {}
+    for snapshot in AmberDataSerializer.read_file(path):
+        found.setdefault(snapshot.name, snapshot.data)
+    return found
 
 
 def normative_transcript(name: str) -> list[JsonObject]:

@@ -183,3 +183,37 @@ def test_python_dash_m_reference_works(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert "(End of file - total 0 lines)" in done.stdout
+
+
+def _ambr(name: str, transcript: str) -> str:
+    return f"# serializer version: 1\n# name: test_scenario_transcript[{name}]\n  '''\n  {transcript}\n  '''\n# ---\n"
+
+
+def test_a_pinned_transcript_is_read_once_until_its_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from syrupy.extensions.amber.serializer import AmberDataSerializer
+
+    from conformance import snapshots
+
+    reads: list[str] = []
+    real = AmberDataSerializer.read_file
+
+    def counted(cls: type[AmberDataSerializer], path: str) -> object:
+        reads.append(path)
+        return real(path)
+
+    monkeypatch.setattr(AmberDataSerializer, "read_file", classmethod(counted))
+    pinned = tmp_path / snapshots.SCENARIO_SNAPSHOTS
+    pinned.write_text(_ambr("one", '{"a": 1}'), encoding="utf-8")
+    assert snapshots._pinned(tmp_path, "one") == '{"a": 1}'
+    assert snapshots._pinned(tmp_path, "one") == '{"a": 1}'  # each scenario case looks it up
+    assert snapshots._pinned(tmp_path, "two") is None
+    assert len(reads) == 1
+    fresh = tmp_path / "fresh.ambr"  # rewritten the same size, as --snapshot-update would
+    fresh.write_text(_ambr("one", '{"b": 2}'), encoding="utf-8")
+    fresh.replace(pinned)
+    assert snapshots._pinned(tmp_path, "one") == '{"b": 2}'
+    assert len(reads) == 2
+    pinned.unlink()
+    assert snapshots._pinned(tmp_path, "one") is None
