@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from conformance.secrets import SecretInSnapshot, check_snapshot, find_secret, plant_canary
+from conformance.secrets import (
+    SecretInSnapshot,
+    check_snapshot,
+    find_secret,
+    plant_canary,
+    secret_values,
+)
 from conformance.snapshots import Transcript, default_snapshot_dir, diff_dirs, normalize, render
 from tests.suite import (
     REPO,
@@ -538,6 +544,20 @@ def test_short_or_unmarked_environment_values_are_not_secrets(
     monkeypatch.setenv("SHORT_TOKEN", "abc")
     monkeypatch.setenv("PLAIN_SETTING", "long-enough-value")
     check_snapshot("abc long-enough-value", "x")
+
+
+def test_a_variable_is_secret_by_any_marker_anywhere_in_its_name() -> None:
+    environ = {
+        "OPENAI_API_KEY": "sk-0123456789",
+        "github_token": "ghp-abcdefgh",  # any case
+        "MYSECRETSTUFF": "hidden-value",  # anywhere in the name
+        "DB_PASSWORD": "short",  # under eight characters
+        "HOME": "/root/not-a-secret",
+        "KEYBOARD_LAYOUT": "us-international",  # a marker is a marker
+    }
+    assert secret_values(environ) == {
+        "sk-0123456789", "ghp-abcdefgh", "hidden-value", "us-international",
+    }  # fmt: skip
 
 
 def test_normalize_replaces_root_realpath_and_session_id(tmp_path: Path) -> None:
