@@ -204,7 +204,7 @@ class Result:
                 ),
                 rule,
                 RANK_TEXT,
-                signature=text_signature(
+                signature=lambda: text_signature(
                     rule, self.record.situation, self.text, expected, self.remedies
                 ),
                 call=self.record.index,
@@ -221,13 +221,15 @@ class Result:
                 want = "none" if expected is None else _pair(expected)
                 return f"{self.what} carried {got} where {want} was expected; {cite(rule)}"
 
-            remedied = expected is not None and carries_remedy(
-                self.text, expected[1], self.remedies
-            )
+            def cause() -> str | None:
+                remedied = expected is not None and carries_remedy(
+                    self.text, expected[1], self.remedies
+                )
+                return code_signature(rule, self.record.situation, self.record.tool,
+                                      self.error, expected, remedied=remedied)  # fmt: skip
+
             judge.record("wording", self.error == expected, sentence, rule, RANK_CODE,
-                         signature=code_signature(rule, self.record.situation, self.record.tool,
-                                                  self.error, expected, remedied=remedied),
-                         call=self.record.index)  # fmt: skip
+                         signature=cause, call=self.record.index)  # fmt: skip
         return self
 
 

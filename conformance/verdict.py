@@ -145,16 +145,22 @@ class Judge:
         return level in self.levels
 
     def record(self, level: str, ok: bool, sentence: Callable[[], str] | str, rule: str | None,
-               rank: int = RANK_BEHAVIOUR, *, signature: str | None = None,
+               rank: int = RANK_BEHAVIOUR, *,
+               signature: str | Callable[[], str | None] | None = None,
                call: int | None = None) -> bool:  # fmt: skip
-        """Count one check; keep (or, in a property, raise) its violation. Returns ``ok``."""
+        """Count one check; keep (or, in a property, raise) its violation. Returns ``ok``.
+
+        ``sentence`` and ``signature`` may be functions, called only for a violation: most
+        checks pass, and naming a wrong text's shape compares the texts character by character.
+        """
         if level not in self.levels:
             return True
         self.checks[level] += 1
         if ok:
             return True
         text = display.text(sentence() if callable(sentence) else sentence)
-        violation = Violation(level, rank, text, rule, signature, call)
+        cause = signature() if callable(signature) else signature
+        violation = Violation(level, rank, text, rule, cause, call)
         self.violations.append(violation)
         if self.immediate:
             raise ConformanceFailure([violation])
