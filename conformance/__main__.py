@@ -24,6 +24,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import hashlib
+import itertools
 import json
 import os
 import shutil
@@ -158,7 +159,8 @@ def cache_dir(args: Sequence[str]) -> Path:
 
 
 def _names(args: Sequence[str], flag: str, value: str) -> bool:
-    pairs = zip(args, [*args[1:], ""], strict=True)
+    """Whether ``args`` hold ``flag VALUE…`` or ``flagVALUE…`` (no arguments hold nothing)."""
+    pairs = itertools.pairwise([*args, ""])
     return any(a == flag and b.startswith(value) for a, b in pairs) or f"{flag}{value}" in args
 
 

@@ -180,6 +180,22 @@ def test_the_old_ini_keys_are_read_with_a_note_to_move_them(tmp_path: Path) -> N
     assert "move them to [tool.harness-conformance] in pyproject.toml (harness)" in done.stderr
 
 
+def test_the_readmes_command_runs_as_typed_with_no_arguments(tmp_path: Path) -> None:
+    # `python -m conformance` alone, the README's first command: no option of any kind
+    env = child_env(XDG_CACHE_HOME=str(tmp_path / "xdg-cache"))
+    for ci in [k for k in env if k in ("CI", "TF_BUILD", "GITHUB_ACTIONS")]:
+        env.pop(ci)  # hypothesis' own "ci" profile: 500 examples a property
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance"], cwd=tmp_path, env=env, capture_output=True,
+        text=True, check=False, timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    summary = done.stdout.strip().splitlines()[-1]
+    assert re.search(r"\d+ passed", summary), summary
+    assert "failed" not in summary, summary
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["xdg-cache"]  # nothing left here
+
+
 def test_a_bad_settings_table_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.harness-conformance]\nharnes = "x"\n')
     done = run_suite("-q", cwd=tmp_path)
