@@ -296,7 +296,28 @@ def _recorded_args(source: str) -> tuple[list[str], str | None]:
 
 def console() -> None:
     """``python -m conformance`` and ``harness-conformance``: ``main``, then ``leave``."""
-    leave(main())
+    try:
+        code = main()
+    except BrokenPipeError:
+        code = _stdout_closed()
+    leave(code)
+
+
+STDOUT_CLOSED: Final = 141
+"""The exit status when stdout's reader went away (``| head``): a shell's for SIGPIPE."""
+
+
+def _stdout_closed() -> int:
+    """Whoever read stdout stopped reading: end quietly, as a command in a pipeline does.
+
+    pytest has unconfigured by then (the harness is stopped); what is still buffered for stdout
+    goes nowhere instead of raising again as the process ends.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return STDOUT_CLOSED
 
 
 def leave(code: int) -> None:

@@ -196,6 +196,34 @@ def test_the_readmes_command_runs_as_typed_with_no_arguments(tmp_path: Path) -> 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["xdg-cache"]  # nothing left here
 
 
+@pytest.mark.parametrize(
+    ("args", "until"), [(["--help"], "usage:"), (["-k", "TAX"], "%]")], ids=["help", "mid-run"]
+)
+def test_a_reader_that_stops_reading_ends_the_run_quietly(
+    tmp_path: Path, args: list[str], until: str
+) -> None:
+    # `python -m conformance … | head`: no traceback, the status a shell gives SIGPIPE
+    env = child_env(XDG_CACHE_HOME=str(tmp_path / "xdg-cache"))
+    command = [sys.executable, "-m", "conformance", "-p", "no:cacheprovider",
+               "--hypothesis-profile", "default", *args]  # fmt: skip
+    with subprocess.Popen(
+        command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as child:
+        assert child.stdout is not None
+        assert child.stderr is not None
+        for line in child.stdout:  # read up to that line (a case's progress: mid-run)
+            if until in line.decode():
+                break
+        child.stdout.close()  # and then no further
+        errors = child.stderr.read().decode(errors="replace")
+        status = child.wait(timeout=900)
+    assert "Traceback" not in errors, errors[-3000:]
+    assert status == 141, errors[-3000:]
+    base = tmp_path / "xdg-cache" / "harness-conformance"
+    left = sorted(p.name for p in base.iterdir()) if base.exists() else []
+    assert set(left) <= {"hypothesis"}, left  # no run directory left behind
+
+
 def test_a_bad_settings_table_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.harness-conformance]\nharnes = "x"\n')
     done = run_suite("-q", cwd=tmp_path)
