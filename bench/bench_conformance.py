@@ -1,6 +1,6 @@
 """Benchmark a default conformance run against an empty pytest run with the same plugins.
 
-Run: ``python bench/bench_conformance.py [--runs N] [--profile default|ci]``. Not a test: it
+Run: ``python bench/bench_conformance.py [--runs N (9)] [--profile default|ci]``. Not a test: it
 prints a table and never asserts. Every round runs, back to back and in a rotating order:
 
 * **empty** — ``EMPTY_COMMAND`` below: pytest with the same configuration and every plugin the
@@ -97,7 +97,7 @@ def one_run(kind: str, profile: str, *, per_case: bool = False) -> tuple[float, 
 def main() -> None:
     """Print the paired table and the slowest cases."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--profile", default="default", choices=["default", "ci"])
     args = parser.parse_args()
     for kind in KINDS:  # warm-up: bytecode caches written, files in the page cache
