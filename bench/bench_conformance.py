@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Final
 
 import conformance
+from conformance.strategies import hypothesis_ci_variables
 
 RUN_INI: Final = Path(conformance.__file__).parent / "run.ini"
 EMPTY_COMMAND: Final = (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c",
@@ -48,7 +49,11 @@ EXTRA: Final = {
 
 
 def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CI"))}
+    # Without hypothesis' CI variables: the default run means the default profile.
+    ci = hypothesis_ci_variables()
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CI")) and k not in ci
+    }
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 

@@ -298,6 +298,9 @@ def console() -> None:
     """``python -m conformance`` and ``harness-conformance``: ``main``, then ``leave``."""
     try:
         code = main()
+        # Buffered, stdout may hold the lines pytest wrote after its reader left (pytest then
+        # calls the first broken pipe an internal error): flushing finds the reader gone.
+        sys.stdout.flush()
     except BrokenPipeError:
         code = _stdout_closed()
     leave(code)

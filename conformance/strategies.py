@@ -115,6 +115,20 @@ def register_triage_profile() -> None:
     )
 
 
+_CI_VARIABLES: Final = ("CI", "TF_BUILD", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "CIRCLECI")
+"""What hypothesis looked for when it had no list of its own to read (its internals)."""
+
+
+def hypothesis_ci_variables() -> frozenset[str]:
+    """The environment variables by which hypothesis takes a run for CI, and loads its own
+    ``ci`` profile (500 examples a property) unless told a profile: a benchmark or test that
+    means the default profile without saying so runs without them."""
+    from hypothesis import _settings  # noqa: PLC0415 - internals, read where they exist
+
+    found = getattr(_settings, "_CI_VARS", None)
+    return frozenset(found) if isinstance(found, dict) else frozenset(_CI_VARIABLES)
+
+
 TEXT: Final = st.text(st.characters(exclude_categories=["Cs"]), max_size=40)
 """Any text a JSON transport can carry (no lone surrogates)."""
 

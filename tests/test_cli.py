@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.strategies import hypothesis_ci_variables
 from tests.suite import REPO, case_of, child_env, fixture, outcomes, report, run_pytest, run_suite
 
 TOOLS_ONLY = fixture("tools_only:harness")
@@ -180,10 +181,11 @@ def test_the_old_ini_keys_are_read_with_a_note_to_move_them(tmp_path: Path) -> N
     assert "move them to [tool.harness-conformance] in pyproject.toml (harness)" in done.stderr
 
 
+@pytest.mark.once
 def test_the_readmes_command_runs_as_typed_with_no_arguments(tmp_path: Path) -> None:
     # `python -m conformance` alone, the README's first command: no option of any kind
     env = child_env(XDG_CACHE_HOME=str(tmp_path / "xdg-cache"))
-    for ci in [k for k in env if k in ("CI", "TF_BUILD", "GITHUB_ACTIONS")]:
+    for ci in [k for k in env if k in hypothesis_ci_variables()]:
         env.pop(ci)  # hypothesis' own "ci" profile: 500 examples a property
     done = subprocess.run(
         [sys.executable, "-m", "conformance"], cwd=tmp_path, env=env, capture_output=True,
@@ -196,14 +198,21 @@ def test_the_readmes_command_runs_as_typed_with_no_arguments(tmp_path: Path) -> 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["xdg-cache"]  # nothing left here
 
 
+@pytest.mark.parametrize("unbuffered", ["", "1"], ids=["buffered", "unbuffered"])
 @pytest.mark.parametrize(
-    ("args", "until"), [(["--help"], "usage:"), (["-k", "TAX"], "%]")], ids=["help", "mid-run"]
-)
+    ("args", "until"), [(["--help"], "usage:"), (["-v", "-k", "TAX"], "PASSED")],
+    ids=["help", "mid-run"],
+)  # fmt: skip
 def test_a_reader_that_stops_reading_ends_the_run_quietly(
-    tmp_path: Path, args: list[str], until: str
+    tmp_path: Path, args: list[str], until: str, unbuffered: str
 ) -> None:
-    # `python -m conformance … | head`: no traceback, the status a shell gives SIGPIPE
-    env = child_env(XDG_CACHE_HOME=str(tmp_path / "xdg-cache"))
+    # `python -m conformance … | head`: no traceback, the status a shell gives SIGPIPE, nothing
+    # left behind; buffered, pytest first calls the broken pipe an internal error
+    env = child_env(XDG_CACHE_HOME=str(tmp_path / "xdg-cache"), TMPDIR=str(tmp_path / "tmp"))
+    env.pop("PYTHONUNBUFFERED", None)
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = unbuffered
+    (tmp_path / "tmp").mkdir()
     command = [sys.executable, "-m", "conformance", "-p", "no:cacheprovider",
                "--hypothesis-profile", "default", *args]  # fmt: skip
     with subprocess.Popen(
@@ -211,7 +220,7 @@ def test_a_reader_that_stops_reading_ends_the_run_quietly(
     ) as child:
         assert child.stdout is not None
         assert child.stderr is not None
-        for line in child.stdout:  # read up to that line (a case's progress: mid-run)
+        for line in child.stdout:  # up to that line (with -v, a case's verdict: mid-run)
             if until in line.decode():
                 break
         child.stdout.close()  # and then no further
@@ -222,6 +231,7 @@ def test_a_reader_that_stops_reading_ends_the_run_quietly(
     base = tmp_path / "xdg-cache" / "harness-conformance"
     left = sorted(p.name for p in base.iterdir()) if base.exists() else []
     assert set(left) <= {"hypothesis"}, left  # no run directory left behind
+    assert list((tmp_path / "tmp").iterdir()) == []  # nor pytest's temporary one
 
 
 def test_a_bad_settings_table_is_one_line(tmp_path: Path) -> None:
