@@ -3,7 +3,7 @@
 Hypothesis' pytest plugin harvests, as collection ends, the constants in the source of every
 module it takes for local, so that the time is not charged to the first property. Every
 conformance case draws without them (``conformance.strategies.own_draws``), so in a run whose
-only hypothesis tests are cases the harvest is thrown away: 20–80 ms of each process's
+only hypothesis tests are cases the harvest is thrown away: 40–80 ms of each process's
 collection with hypothesis' cache warm, and 0.3 s without it (a checkout's modules are local).
 ``NoHarvest`` runs hypothesis' hook inside ``own_draws``, where the harvest finds nothing; a run
 with hypothesis tests of its own harvests as before. Nothing drawn changes: the cases never

@@ -154,17 +154,17 @@ def _pinned(directory: Path, name: str) -> str | None:
         return None
     if not stat.S_ISREG(found.st_mode):
         return None
-    data = _pinned_in(str(path), (found.st_ino, found.st_mtime_ns, found.st_size)).get(
-        f"test_scenario_transcript[{name}]"
-    )
+    version = (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
+    data = _pinned_in(str(path), version).get(f"test_scenario_transcript[{name}]")
     return None if data is None else _unquote(data)
 
 
 @functools.lru_cache(maxsize=4)
-def _pinned_in(path: str, version: tuple[int, int, int]) -> dict[str, object]:
+def _pinned_in(path: str, version: tuple[int, int, int, int, int]) -> dict[str, object]:
     """Every snapshot of one file by name, read once while the file stays as it is (each
-    scenario case looks its transcript up; ``--snapshot-update`` rewrites the file).
-    ``version``: its inode, mtime and size."""
+    scenario case looks its transcript up). ``version``: its device, inode, size, mtime and
+    ctime; a same-size rewrite in place within one tick of the file system's clock would go
+    unseen, and none happens during a run (syrupy writes snapshots as the session ends)."""
     found: dict[str, object] = {}
     for snapshot in AmberDataSerializer.read_file(path):
         found.setdefault(snapshot.name, snapshot.data)

@@ -210,7 +210,7 @@ def test_a_pinned_transcript_is_read_once_until_its_file_changes(
     assert snapshots._pinned(tmp_path, "one") == '{"a": 1}'  # each scenario case looks it up
     assert snapshots._pinned(tmp_path, "two") is None
     assert len(reads) == 1
-    fresh = tmp_path / "fresh.ambr"  # rewritten the same size, as --snapshot-update would
+    fresh = tmp_path / "fresh.ambr"  # the same size, put in its place
     fresh.write_text(_ambr("one", '{"b": 2}'), encoding="utf-8")
     fresh.replace(pinned)
     assert snapshots._pinned(tmp_path, "one") == '{"b": 2}'
