@@ -234,6 +234,19 @@ def test_a_reader_that_stops_reading_ends_the_run_quietly(
     assert list((tmp_path / "tmp").iterdir()) == []  # nor pytest's temporary one
 
 
+@pytest.mark.parametrize("case_id", ["CON-002", "GRD-013", "PUB-010"])
+def test_a_run_interrupted_mid_race_ends(tmp_path: Path, case_id: str) -> None:
+    # a racer waiting at its barrier for a competitor that never started must not keep the
+    # process alive: it is the case's, and the case is over
+    env = child_env(XDG_CACHE_HOME=str(tmp_path / "xdg-cache"), INTERRUPTED_RACE=case_id)
+    command = [sys.executable, "-m", "conformance", "-p", "no:cacheprovider", "--hypothesis-profile",
+               "default", "-p", "tests.fixtures.interrupted_race", "--conformance-case", case_id]  # fmt: skip
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
+                          check=False, timeout=600)  # fmt: skip
+    assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]  # interrupted
+    assert "Interrupted" in done.stdout or "KeyboardInterrupt" in done.stdout, done.stdout[-2000:]
+
+
 def test_a_bad_settings_table_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.harness-conformance]\nharnes = "x"\n')
     done = run_suite("-q", cwd=tmp_path)

@@ -47,7 +47,8 @@ def test_concurrent_calls_are_answered_each_by_its_id(open_session: Callable[...
         except BaseException as exc:
             failures.append(exc)
 
-    threads = [threading.Thread(target=read, args=(i,)) for i in range(8)]
+    # daemons: a racer left at the barrier by an interrupted case must not hold the process
+    threads = [threading.Thread(target=read, args=(i,), daemon=True) for i in range(8)]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -170,7 +170,9 @@ def _at_once(calls: list[Callable[[], Result]]) -> list[Result]:
         except BaseException as exc:  # surfaced on the case's own thread below
             failures.append(exc)
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
+    # Daemons: if the case is interrupted between two starts, the one started waits at the
+    # barrier for ever, and a process ends only once its other threads have.
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(calls))]
     for thread in threads:
         thread.start()
     for thread in threads:

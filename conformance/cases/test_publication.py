@@ -251,7 +251,8 @@ def test_two_processes_one_winner(client: Client, root: Path, disk: Disk, judge:
                 observe(one, name)
             results: list[Result] = []
             write = _racer(name, threading.Barrier(2), results)
-            threads = [threading.Thread(target=write, args=(s, i)) for i, s in enumerate(sessions)]
+            threads = [threading.Thread(target=write, args=(s, i), daemon=True)  # see _at_once
+                       for i, s in enumerate(sessions)]  # fmt: skip
             for thread in threads:
                 thread.start()
             for thread in threads:
