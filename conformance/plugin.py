@@ -887,12 +887,36 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         and all(_names_whole_suite(arg) for arg in config.args)
         and "wording" in state.levels
     )
-    ConformanceSnapshots.partial_run = not whole
+    ConformanceSnapshots.partial_run = False
     if not whole:
-        config.option.warn_unused_snapshots = True
-        if hasattr(config.option, "no_cleanup"):
-            config.option.no_cleanup = True
+        _partial_snapshots(config)
     speed.freeze_collected()
+
+
+def _partial_snapshots(config: pytest.Config) -> None:
+    """Only part of the cases run (or ran): their unused snapshots fail nothing, lose nothing."""
+    ConformanceSnapshots.partial_run = True
+    config.option.warn_unused_snapshots = True
+    if hasattr(config.option, "no_cleanup"):
+        config.option.no_cleanup = True
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, object]:
+    """A run cut short (interrupted, ``-x``, ``--maxfail``) is a partial run for the snapshots.
+
+    syrupy counts the pinned transcripts of the cases that never ran as unused: an interrupted
+    run's exit 2 became 3 (syrupy adds its failure bit), and under ``--snapshot-update`` they
+    were deleted from the snapshot directory. This runs before syrupy's end of session.
+    """
+    ended = False
+    try:
+        result = yield
+        ended = not (session.shouldfail or session.shouldstop)
+        return result
+    finally:
+        if not ended:
+            _partial_snapshots(session.config)
 
 
 def _names_whole_suite(arg: str) -> bool:

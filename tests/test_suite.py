@@ -419,6 +419,27 @@ def test_updating_a_keyword_subset_never_deletes_snapshots(
     assert (snapshot_copy / SNAPSHOT_FILE).read_bytes() == before
 
 
+@pytest.mark.parametrize(
+    ("how", "extra", "status"),
+    [("INTERRUPTED_AT", (), pytest.ExitCode.INTERRUPTED), ("FAILED_AT", ("-x",), 1)],
+    ids=["interrupted", "stopped-by-x"],
+)
+def test_a_run_cut_short_keeps_the_snapshots_of_the_cases_it_never_ran(
+    tmp_path: Path, snapshot_copy: Path, how: str, extra: tuple[str, ...], status: int
+) -> None:
+    """syrupy called the transcripts after the cut unused: an interrupted run exited 3, not 2,
+    and ``--snapshot-update`` deleted them (9 of 18, cut at SCN-010)."""
+    before = (snapshot_copy / SNAPSHOT_FILE).read_bytes()
+    for update in ((), ("--snapshot-update",)):
+        done = run_suite("-q", "-p", "tests.fixtures.cut_short_at", *extra, *update,
+                         "--conformance-snapshots", str(snapshot_copy), cwd=tmp_path,
+                         env={how: "SCN-010"})  # fmt: skip
+        assert done.returncode == status, done.stdout[-3000:] + done.stderr[-2000:]
+        assert "9 snapshots passed. 9 snapshots unused." in done.stdout
+        assert "snapshots deleted" not in done.stdout
+        assert (snapshot_copy / SNAPSHOT_FILE).read_bytes() == before
+
+
 def test_a_whole_run_reports_and_an_update_removes_an_obsolete_snapshot(
     tmp_path: Path, snapshot_copy: Path
 ) -> None:
