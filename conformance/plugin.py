@@ -357,10 +357,17 @@ class _State:
             markdown_report.write(self.report, markdown)
 
     def close_harness(self) -> None:
-        """Stop the harness (and its second instance)."""
+        """Stop the harness (and its second instance) for good: no call starts it again."""
+        self.end_harness("the run is over")
         for transport in (self.transport, self.spare):
             if transport is not None:
                 transport.close()
+
+    def end_harness(self, why: str) -> None:
+        """From now on no instance of the harness starts a process (``Ended``); ``why`` says so."""
+        for transport in (self.transport, self.spare):
+            if isinstance(transport, Stdio) and transport.ended.why is None:
+                transport.ended.why = why
 
     def close(self) -> None:
         """Stop the harness and the helper, and remove what the suite made."""
@@ -816,6 +823,7 @@ def _twin(stdio: Stdio) -> Stdio:
                  max_answer_bytes=stdio.max_answer_bytes, cwd=stdio.cwd, env=stdio.env,
                  trace=stdio.trace, validator=stdio.validator)  # fmt: skip
     twin.deadline = stdio.deadline  # its greeting waits no longer than the run may
+    twin.ended = stdio.ended  # an interruption ends every instance
     return twin
 
 
@@ -996,6 +1004,10 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
             judge.violations.extend(failure.violations)
         raise ConformanceFailure(judge.violations) from None
     except (pytest.skip.Exception, pytest.fail.Exception):
+        raise
+    except KeyboardInterrupt:
+        # Before its waiting call is released: a thread of the case may still call.
+        state.end_harness("the run was interrupted")
         raise
     except HarnessGone as gone:
         raise _cut_short(judge, gone.error) from gone.error

@@ -247,6 +247,22 @@ def test_a_run_interrupted_mid_race_ends(tmp_path: Path, case_id: str) -> None:
     assert "Interrupted" in done.stdout or "KeyboardInterrupt" in done.stdout, done.stdout[-2000:]
 
 
+def test_a_racer_left_by_an_interrupted_case_starts_no_harness_process(tmp_path: Path) -> None:
+    """Seen in CI: a racer of PUB-010 made its call after the interruption had stopped its
+    instance, which started a fresh harness process the run never stopped."""
+    pids, said = tmp_path / "pids", tmp_path / "said"
+    env = child_env(XDG_CACHE_HOME=str(tmp_path / "xdg-cache"), LATE_RACER="1",
+                    LATE_RACER_SAID=str(said), COUNTED_PIDS=str(pids))  # fmt: skip
+    command = [sys.executable, "-m", "conformance", "-p", "no:cacheprovider", "-p",
+               "tests.fixtures.late_racer", "--harness", "tests.fixtures.counted:harness",
+               "--conformance-case", "PUB-010"]  # fmt: skip
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
+                          check=False, timeout=600)  # fmt: skip
+    assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]  # interrupted
+    assert len(pids.read_text().split()) == 2  # the harness and its second instance, no more
+    assert said.read_text() == "HarnessDead: open_workspace not made: the run was interrupted\n"
+
+
 def test_a_bad_settings_table_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.harness-conformance]\nharnes = "x"\n')
     done = run_suite("-q", cwd=tmp_path)

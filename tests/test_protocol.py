@@ -192,6 +192,34 @@ def test_a_child_that_exits_between_calls_is_replaced_before_the_next() -> None:
         transport.close()
 
 
+ANSWERS_WITH_PID = """
+import json, os, sys
+for line in sys.stdin:
+    request = json.loads(line)
+    sys.stdout.write(json.dumps({"id": request["id"], "result": {"pid": os.getpid()}}) + "\\n")
+    sys.stdout.flush()
+"""
+
+
+def test_an_ended_harness_still_answers_but_starts_no_process() -> None:
+    transport = _child(ANSWERS_WITH_PID, timeout_s=10)
+    twin = _child(ANSWERS_WITH_PID, timeout_s=10)
+    twin.ended = transport.ended  # as a run's second instance shares it
+    try:
+        first = transport.call("describe", {})
+        transport.ended.why = "the run was interrupted"
+        assert transport.call("describe", {}) == first  # the running child still answers
+        transport.close()
+        twin.start()  # starts nothing
+        for ended in (transport, twin):
+            with pytest.raises(HarnessDead) as info:
+                ended.call("describe", {})
+            assert str(info.value) == "describe not made: the run was interrupted"
+    finally:
+        transport.close()
+        twin.close()
+
+
 STOPS_READING = """
 import json, os, sys, time
 request = json.loads(sys.stdin.readline())

@@ -331,6 +331,19 @@ class _Child:
                 lines.append(line)
 
 
+class Ended:
+    """Why no instance of a harness may start a process any more, once that is so.
+
+    Shared by a run's instances of one harness (``Stdio.ended``). A case's threads can outlive
+    it when the run is interrupted (a racer between its barrier and its call, while the case's
+    own thread takes the interruption): its instance was stopped meanwhile, and the racer's
+    next call would start a fresh process the run never stops.
+    """
+
+    def __init__(self) -> None:
+        self.why: str | None = None
+
+
 class Stdio(Transport):
     """A harness command run as a child process."""
 
@@ -373,6 +386,8 @@ class Stdio(Transport):
         self.deadline: float | None = None
         """A monotonic time no call may wait past (the run's deadline), if any."""
         self._batches = False  # the harness said it takes batches (describe.batch)
+        self.ended = Ended()
+        """Once its ``why`` is set, no call starts a process; a running one still answers."""
 
     @property
     def generation(self) -> int:
@@ -510,7 +525,7 @@ class Stdio(Transport):
         A command that cannot start fails that first call, in its words, as it would have.
         """
         with self._start_lock, contextlib.suppress(HarnessCallError):
-            if self._child is None and self._dead is None:
+            if self._child is None and self._dead is None and self.ended.why is None:
                 self._start(_Call(HANDSHAKE, {}), HANDSHAKE)
 
     def abandon(self, reason: str) -> bool:
@@ -540,6 +555,8 @@ class Stdio(Transport):
             with self._lock:
                 child = self._child
             if child is None:
+                if self.ended.why is not None:
+                    raise HarnessDead(f"{what} not made: {self.ended.why}", method=method)
                 child = self._start(what, method)
             if not child.greeted and method != HANDSHAKE:
                 self._greet(child, what, method)
