@@ -23,6 +23,7 @@ import signal
 import sys
 import tempfile
 import time
+import types
 from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any, Final, cast
@@ -363,6 +364,14 @@ class _State:
             if transport is not None:
                 transport.close()
 
+    def interrupted(self) -> None:
+        """The run was interrupted: no instance of the harness starts again (``end_harness``).
+
+        Not under ``--pdb``, where pytest goes on after a Ctrl-C in a case.
+        """
+        if not self.config.getoption("usepdb", False):
+            self.end_harness("the run was interrupted")
+
     def end_harness(self, why: str) -> None:
         """From now on no instance of the harness starts a process (``Ended``); ``why`` says so."""
         for transport in (self.transport, self.spare):
@@ -587,6 +596,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     """Stop the harness; leave the snapshot extension as it was for the next run."""
     state = config.stash.get(STATE, None)
     if state is not None:
+        if state in _RUNS:
+            _RUNS.remove(state)
         state.close()
     ConformanceSnapshots.directory = default_snapshot_dir()
     ConformanceSnapshots.partial_run = False
@@ -596,9 +607,12 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     """Start the clock; a SIGTERM ends the run as an interruption, so the report is written."""
     state = session.config.stash[STATE]
     state.started = state.clock()
-    if hasattr(signal, "SIGTERM") and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-        with contextlib.suppress(ValueError):  # not the main thread
+    _RUNS.append(state)
+    with contextlib.suppress(ValueError):  # not the main thread
+        if hasattr(signal, "SIGTERM") and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
             signal.signal(signal.SIGTERM, _interrupt)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _interrupt)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -638,7 +652,17 @@ def _names_cases(arg: str) -> bool:
         return False
 
 
-def _interrupt(signum: int, frame: object) -> None:
+_RUNS: list[_State] = []
+"""The runs in this process between their start and their end, for the signal handler."""
+
+
+def _interrupt(signum: int, frame: types.FrameType | None) -> None:
+    # At once, before anything unwinds: a case's ``finally`` that stops a harness instance
+    # (PUB-010's second) must not let one of the case's threads start another.
+    for run in _RUNS:
+        run.interrupted()
+    if signum == signal.SIGINT:
+        signal.default_int_handler(signum, frame)  # pytest's Ctrl-C, as it always was
     raise KeyboardInterrupt(f"signal {signum}")
 
 
@@ -1007,7 +1031,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
         raise
     except KeyboardInterrupt:
         # Before its waiting call is released: a thread of the case may still call.
-        state.end_harness("the run was interrupted")
+        state.interrupted()
         raise
     except HarnessGone as gone:
         raise _cut_short(judge, gone.error) from gone.error

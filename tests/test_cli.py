@@ -247,11 +247,14 @@ def test_a_run_interrupted_mid_race_ends(tmp_path: Path, case_id: str) -> None:
     assert "Interrupted" in done.stdout or "KeyboardInterrupt" in done.stdout, done.stdout[-2000:]
 
 
-def test_a_racer_left_by_an_interrupted_case_starts_no_harness_process(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT"])
+def test_a_racer_left_by_an_interrupted_case_starts_no_harness_process(
+    tmp_path: Path, signal_name: str
+) -> None:
     """Seen in CI: a racer of PUB-010 made its call after the interruption had stopped its
     instance, which started a fresh harness process the run never stopped."""
     pids, said = tmp_path / "pids", tmp_path / "said"
-    env = child_env(XDG_CACHE_HOME=str(tmp_path / "xdg-cache"), LATE_RACER="1",
+    env = child_env(XDG_CACHE_HOME=str(tmp_path / "xdg-cache"), LATE_RACER=signal_name,
                     LATE_RACER_SAID=str(said), COUNTED_PIDS=str(pids))  # fmt: skip
     command = [sys.executable, "-m", "conformance", "-p", "no:cacheprovider", "-p",
                "tests.fixtures.late_racer", "--harness", "tests.fixtures.counted:harness",

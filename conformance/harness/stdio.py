@@ -614,7 +614,7 @@ class Stdio(Transport):
         return answer
 
     def close(self) -> None:
-        """Stop the child; the next call starts a fresh one."""
+        """Stop the child; the next call starts a fresh one (unless ``ended`` says why not)."""
         with self._lock:
             child = self._child
         if child is not None:
@@ -633,8 +633,13 @@ class Stdio(Transport):
                 method=method,
             ) from None
         with self._lock:
-            child.generation = self._generation
-            self._child = child
+            ended = self.ended.why
+            if ended is None:
+                child.generation = self._generation
+                self._child = child
+        if ended is not None:  # ended while it started: nobody would stop it later
+            child.stop()
+            raise HarnessDead(f"{what} not made: {ended}", method=method)
         if self.trace is not None:
             self.trace.write("event", f"started {' '.join(self.command)} (pid {child.process.pid})")
         return child
