@@ -374,9 +374,9 @@ class _State:
 
     def end_harness(self, why: str) -> None:
         """From now on no instance of the harness starts a process (``Ended``); ``why`` says so."""
-        for transport in (self.transport, self.spare):
-            if isinstance(transport, Stdio) and transport.ended.why is None:
-                transport.ended.why = why
+        # One gate for all: the second instances are made by ``_twin``, which shares it.
+        if isinstance(self.transport, Stdio) and self.transport.ended.why is None:
+            self.transport.ended.why = why
 
     def close(self) -> None:
         """Stop the harness and the helper, and remove what the suite made."""

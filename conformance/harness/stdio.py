@@ -525,7 +525,7 @@ class Stdio(Transport):
         A command that cannot start fails that first call, in its words, as it would have.
         """
         with self._start_lock, contextlib.suppress(HarnessCallError):
-            if self._child is None and self._dead is None and self.ended.why is None:
+            if self._child is None and self._dead is None:
                 self._start(_Call(HANDSHAKE, {}), HANDSHAKE)
 
     def abandon(self, reason: str) -> bool:
@@ -555,8 +555,6 @@ class Stdio(Transport):
             with self._lock:
                 child = self._child
             if child is None:
-                if self.ended.why is not None:
-                    raise HarnessDead(f"{what} not made: {self.ended.why}", method=method)
                 child = self._start(what, method)
             if not child.greeted and method != HANDSHAKE:
                 self._greet(child, what, method)
@@ -624,6 +622,8 @@ class Stdio(Transport):
     # -- internals --------------------------------------------------------------------------
 
     def _start(self, what: _Call, method: str) -> _Child:
+        if (ended := self.ended.why) is not None:
+            raise HarnessDead(f"{what} not made: {ended}", method=method)
         try:
             child = _Child(self)
         except OSError as exc:
