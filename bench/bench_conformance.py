@@ -12,18 +12,22 @@ prints a table and never asserts. Every round runs, back to back and in a rotati
 * **in-process** — the default run with ``--conformance-in-process`` (never split).
 
 The ratios are medians of per-round ratios (paired), so the machine's drift between rounds
-cancels out; their range is printed too. The timed commands are exactly those above (the
-``ci`` profile adds ``--hypothesis-profile ci``): no report is written while they are timed.
-The per-case table comes from one more stdio run afterwards, with ``--junitxml``. Children run
-with bytecode caching on, as an installed package has it (this machine's environment sets
-``PYTHONDONTWRITEBYTECODE``), after one warm-up round. Targets on a 2-core machine: default
-run ≤ 4× the empty run, stdio ≤ 1.3× in process. Run it under ``flock /tmp/heavy.lock`` when
-others share the machine.
+cancels out; their range is printed too, and a distribution-free 95% interval of each median
+(``median_interval``). A target is called *met* only when the whole interval lies within it,
+*missed* when the whole interval lies beyond it, and *undecided* otherwise: more rounds narrow
+the interval (41 rounds bound the median between the 14th and the 28th smallest ratio). The
+timed commands are exactly those above (the ``ci`` profile adds ``--hypothesis-profile ci``):
+no report is written while they are timed. The per-case table comes from one more stdio run
+afterwards, with ``--junitxml``. Children run with bytecode caching on, as an installed
+package has it (this machine's environment sets ``PYTHONDONTWRITEBYTECODE``), after one
+warm-up round. Targets on a 2-core machine: default run ≤ 4× the empty run, stdio ≤ 1.3× in
+process. Run it under ``flock /tmp/heavy.lock`` when others share the machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import subprocess
@@ -31,6 +35,7 @@ import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
@@ -70,6 +75,50 @@ def stolen() -> float:
         return int(fields[8]) / os.sysconf("SC_CLK_TCK")
     except (OSError, IndexError, ValueError):
         return 0.0
+
+
+def median_interval(
+    values: Sequence[float], confidence: float = 0.95
+) -> tuple[float, float, float]:
+    """An interval holding the median of what ``values`` sample, with the coverage it has.
+
+    Distribution-free: the median lies below the k-th smallest of n values with the probability
+    that a fair coin falls heads fewer than k times in n tosses, so the k-th smallest and the
+    k-th largest bound it with coverage 1 - 2·P(Binomial(n, ½) < k), for the largest k whose
+    coverage still reaches ``confidence``. Too few values for that give their minimum and
+    maximum, with the lower coverage those have.
+    """
+    ordered = sorted(values)
+    n = len(ordered)
+    if n == 0:
+        raise ValueError("no values")
+
+    def coverage(k: int) -> float:
+        return 1 - 2 * sum(math.comb(n, j) for j in range(k)) / (1 << n)
+
+    k = 1
+    while k + 1 <= (n + 1) // 2 and coverage(k + 1) >= confidence:
+        k += 1
+    return ordered[k - 1], ordered[n - k], coverage(k)
+
+
+def verdict(interval: tuple[float, float, float], limit: float) -> str:
+    """Whether a target of at most ``limit`` is met: the whole interval within it, or beyond it."""
+    low, high, _ = interval
+    return "met" if high <= limit else "missed" if low > limit else "undecided"
+
+
+def _interval(interval: tuple[float, float, float] | None) -> str:
+    if interval is None:
+        return ""
+    low, high, covered = interval
+    return f"{low:.2f}–{high:.2f}× ({covered:.0%})"
+
+
+def _target(interval: tuple[float, float, float] | None, limit: float | None) -> str:
+    if interval is None or limit is None:
+        return ""
+    return f"≤ {limit:g}×: {verdict(interval, limit)}"
 
 
 def one_run(kind: str, profile: str, *, per_case: bool = False) -> tuple[float, dict[str, float]]:
@@ -124,16 +173,20 @@ def main() -> None:
           f"{args.runs} paired rounds, {len(per_case)} cases; the hypervisor took {steal:.1f} "
           f"CPU s of {measured:.0f} s ({steal / measured / (os.cpu_count() or 1):.0%} of the "
           "machine)")  # fmt: skip
-    print("| run | wall median (s) | min | max | ÷ empty (paired median) | range | target |")
-    print("|---|---|---|---|---|---|---|")
-    targets = {"empty": "", "stdio": "≤ 4×", "one-process": "", "in-process": ""}
+    print("| run | wall median (s) | min | max | ÷ empty (paired median) | range | "
+          "95% interval of the median | target |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|")
+    targets = {"stdio": 4.0}
     for kind in KINDS:
         runs, paired = walls[kind], ratio.get(kind, [1.0])
+        interval = median_interval(paired) if kind in ratio else None
         print(f"| {kind} | {statistics.median(runs):.2f} | {min(runs):.2f} | {max(runs):.2f} | "
               f"{statistics.median(paired):.2f}× | {min(paired):.2f}–{max(paired):.2f}× | "
-              f"{targets[kind]} |")  # fmt: skip
+              f"{_interval(interval)} | {_target(interval, targets.get(kind))} |")  # fmt: skip
+    interval = median_interval(transport)
     print(f"| stdio ÷ in-process | | | | {statistics.median(transport):.2f}× | "
-          f"{min(transport):.2f}–{max(transport):.2f}× | ≤ 1.3× |")  # fmt: skip
+          f"{min(transport):.2f}–{max(transport):.2f}× | {_interval(interval)} | "
+          f"{_target(interval, 1.3)} |")  # fmt: skip
     alone = [o / i for o, i in zip(walls["one-process"], walls["in-process"], strict=True)]
     print(f"| one-process ÷ in-process (the transport alone) | | | | "
           f"{statistics.median(alone):.2f}× | | |")  # fmt: skip

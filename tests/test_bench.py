@@ -1,0 +1,67 @@
+"""The benchmark's verdict on its targets: an interval of the median, never one lucky round."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import statistics
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "bench" / "bench_conformance.py"
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    """``bench/bench_conformance.py`` as a module (``bench/`` is scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location("bench_conformance", BENCH)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_interval_is_made_of_order_statistics(bench: ModuleType) -> None:
+    # 41 values: the 14th and 28th smallest, covering 97% (Binomial(41, ½) ≤ 13: 1.4%).
+    low, high, covered = bench.median_interval([float(v) for v in range(41, 0, -1)])
+    assert (low, high) == (14.0, 28.0)
+    assert covered == pytest.approx(0.9725, abs=1e-4)
+    # 9 values: the 2nd and 8th (Binomial(9, ½) ≤ 1: 2%).
+    low, high, covered = bench.median_interval([float(v) for v in range(1, 10)])
+    assert (low, high) == (2.0, 8.0)
+    assert covered == pytest.approx(1 - 2 * 10 / 512)
+
+
+def test_too_few_values_say_how_little_they_cover(bench: ModuleType) -> None:
+    low, high, covered = bench.median_interval([3.0, 1.0, 2.0, 5.0, 4.0])
+    assert (low, high) == (1.0, 5.0)
+    assert covered == pytest.approx(1 - 2 / 32)
+    assert bench.median_interval([7.0])[2] == 0.0
+    with pytest.raises(ValueError, match="no values"):
+        bench.median_interval([])
+
+
+def test_the_interval_holds_the_median_as_often_as_it_says(bench: ModuleType) -> None:
+    draws = random.Random(20261205)
+    median = statistics.median  # of a skewed distribution: log 2 for an exponential of rate 1
+    trials, held = 4000, 0
+    for _ in range(trials):
+        values = [draws.expovariate(1.0) for _ in range(41)]
+        low, high, _ = bench.median_interval(values)
+        held += low <= 0.6931471805599453 <= high
+        assert low <= median(values) <= high
+    assert 0.95 <= held / trials <= 0.99
+
+
+@pytest.mark.parametrize(
+    ("interval", "expected"),
+    [((3.7, 3.95, 0.97), "met"), ((3.9, 4.1, 0.97), "undecided"), ((4.01, 4.3, 0.97), "missed"),
+     ((3.7, 4.0, 0.97), "met")],
+)  # fmt: skip
+def test_a_target_is_met_only_by_the_whole_interval(
+    bench: ModuleType, interval: tuple[float, float, float], expected: str
+) -> None:
+    assert bench.verdict(interval, 4.0) == expected
