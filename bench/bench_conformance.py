@@ -189,7 +189,7 @@ def main() -> None:
           f"{_target(interval, 1.3)} |")  # fmt: skip
     alone = [o / i for o, i in zip(walls["one-process"], walls["in-process"], strict=True)]
     print(f"| one-process ÷ in-process (the transport alone) | | | | "
-          f"{statistics.median(alone):.2f}× | | |")  # fmt: skip
+          f"{statistics.median(alone):.2f}× | | | |")  # fmt: skip
     times = sorted(per_case.values())
     print(f"\nper case (one more stdio run, with --junitxml): median "
           f"{statistics.median(times) * 1000:.1f} ms, sum {sum(times):.2f} s, max "
