@@ -14,8 +14,9 @@ prints a table and never asserts. Every round runs, back to back and in a rotati
 The ratios are medians of per-round ratios (paired), so the machine's drift between rounds
 cancels out; their range is printed too, and a distribution-free 95% interval of each median
 (``median_interval``). A target is called *met* only when the whole interval lies within it,
-*missed* when the whole interval lies beyond it, and *undecided* otherwise: more rounds narrow
-the interval (41 rounds bound the median between the 14th and the 28th smallest ratio). The
+*missed* when the whole interval lies beyond it, and *undecided* otherwise, or with fewer than
+six rounds (too few for 95%): more rounds narrow the interval (41 rounds bound the median
+between the 14th and the 28th smallest ratio). The
 timed commands are exactly those above (the ``ci`` profile adds ``--hypothesis-profile ci``):
 no report is written while they are timed. The per-case table comes from one more stdio run
 afterwards, with ``--junitxml``. Children run with bytecode caching on, as an installed
@@ -102,9 +103,14 @@ def median_interval(
     return ordered[k - 1], ordered[n - k], coverage(k)
 
 
-def verdict(interval: tuple[float, float, float], limit: float) -> str:
-    """Whether a target of at most ``limit`` is met: the whole interval within it, or beyond it."""
-    low, high, _ = interval
+def verdict(interval: tuple[float, float, float], limit: float, confidence: float = 0.95) -> str:
+    """Whether a target of at most ``limit`` is met: the whole interval within it, or beyond it.
+
+    An interval covering less than ``confidence`` (too few rounds) decides nothing.
+    """
+    low, high, covered = interval
+    if covered < confidence:
+        return "undecided (too few rounds)"
     return "met" if high <= limit else "missed" if low > limit else "undecided"
 
 

@@ -59,7 +59,8 @@ def test_the_interval_holds_the_median_as_often_as_it_says(bench: ModuleType) ->
 @pytest.mark.parametrize(
     ("interval", "expected"),
     [((3.7, 3.95, 0.97), "met"), ((3.9, 4.1, 0.97), "undecided"), ((4.01, 4.3, 0.97), "missed"),
-     ((3.7, 4.0, 0.97), "met")],
+     ((3.7, 4.0, 0.97), "met"), ((3.8, 3.8, 0.0), "undecided (too few rounds)"),
+     ((3.5, 3.9, 0.9375), "undecided (too few rounds)")],
 )  # fmt: skip
 def test_a_target_is_met_only_by_the_whole_interval(
     bench: ModuleType, interval: tuple[float, float, float], expected: str
