@@ -16,13 +16,13 @@ cancels out; their range is printed too, and a distribution-free 95% interval of
 (``median_interval``). A target is called *met* only when the whole interval lies within it,
 *missed* when the whole interval lies beyond it, and *undecided* otherwise, or with fewer than
 six rounds (too few for 95%): more rounds narrow the interval (41 rounds bound the median
-between the 14th and the 28th smallest ratio). The
-timed commands are exactly those above (the ``ci`` profile adds ``--hypothesis-profile ci``):
-no report is written while they are timed. The per-case table comes from one more stdio run
-afterwards, with ``--junitxml``. Children run with bytecode caching on, as an installed
-package has it (this machine's environment sets ``PYTHONDONTWRITEBYTECODE``), after one
-warm-up round. Targets on a 2-core machine: default run ≤ 4× the empty run, stdio ≤ 1.3× in
-process. Run it under ``flock /tmp/heavy.lock`` when others share the machine.
+between the 14th and the 28th smallest ratio). The timed commands are exactly those above (the
+``ci`` profile adds ``--hypothesis-profile ci``): no report is written while they are timed.
+The per-case table comes from one more stdio run afterwards, with ``--junitxml``. Children run
+with bytecode caching on, as an installed package has it (this machine's environment sets
+``PYTHONDONTWRITEBYTECODE``), after one warm-up round. Targets on a 2-core machine: default
+run ≤ 4× the empty run, stdio ≤ 1.3× in process. Run it under ``flock /tmp/heavy.lock`` when
+others share the machine.
 """
 
 from __future__ import annotations

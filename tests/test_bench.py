@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import math
 import random
 import statistics
 from pathlib import Path
@@ -46,14 +47,24 @@ def test_too_few_values_say_how_little_they_cover(bench: ModuleType) -> None:
 
 def test_the_interval_holds_the_median_as_often_as_it_says(bench: ModuleType) -> None:
     draws = random.Random(20261205)
-    median = statistics.median  # of a skewed distribution: log 2 for an exponential of rate 1
+    true_median = math.log(2)  # of an exponential distribution of rate 1: a skewed one
     trials, held = 4000, 0
     for _ in range(trials):
         values = [draws.expovariate(1.0) for _ in range(41)]
         low, high, _ = bench.median_interval(values)
-        held += low <= 0.6931471805599453 <= high
-        assert low <= median(values) <= high
+        held += low <= true_median <= high
+        assert low <= statistics.median(values) <= high
     assert 0.95 <= held / trials <= 0.99
+
+
+def test_six_rounds_are_the_fewest_that_decide(bench: ModuleType) -> None:
+    five = bench.median_interval([3.1, 3.2, 3.3, 3.4, 3.5])
+    six = bench.median_interval([3.1, 3.2, 3.3, 3.4, 3.5, 3.6])
+    assert bench.verdict(five, 4.0) == "undecided (too few rounds)"
+    assert six[:2] == (3.1, 3.6)
+    assert six[2] == pytest.approx(1 - 2 / 64)
+    assert bench.verdict(six, 4.0) == "met"
+    assert bench.verdict(bench.median_interval([4.1, 4.2, 4.3, 4.4, 4.5, 4.6]), 4.0) == "missed"
 
 
 @pytest.mark.parametrize(
