@@ -141,9 +141,8 @@ class Split:
         chosen = helper_items(session.items, self.keep)
         try:
             _write(self._writer, pickle.dumps([item.nodeid for item in chosen]))
-        except OSError:  # it is gone already (it may end at its first case): everything runs here
+        except OSError:  # it ended before the list came: everything runs here
             chosen = []
-            self._said = True
             self.notes.append(f"the helper process ended{self._exit_words()} before it was "
                               "given its cases: they all ran in this process")  # fmt: skip
         self._close_writer()
