@@ -34,6 +34,7 @@ from typing import Final
 
 from conformance.harness.contract import Json, JsonObject
 from conformance.rules import rule_book
+from conformance.speed import realpath
 
 SITUATIONS: Final[dict[str, tuple[str | None, str]]] = {
     # word: (the situation it refines, the words for it)
@@ -387,7 +388,7 @@ class Observations:
     def key(self, spelled: str) -> tuple[str, str]:
         """(lexical path, realpath) of a path as the harness was given it."""
         lexical = os.path.normpath(os.path.join(self.root, spelled))
-        return lexical, os.path.realpath(lexical)
+        return lexical, realpath(lexical)
 
     def _roots(self) -> list[str]:
         roots = [self.root]
@@ -398,7 +399,7 @@ class Observations:
 
     def real_roots(self) -> list[str]:
         """The realpaths of the root and of any extra writable roots, the root first."""
-        return [os.path.realpath(root) for root in self._roots()]
+        return [realpath(root) for root in self._roots()]
 
     @staticmethod
     def _inside(path: str, roots: list[str]) -> bool:
@@ -410,7 +411,7 @@ class Observations:
         """The word of ``SITUATIONS`` this call meets, judged before the call.
 
         ``resolved``: ``(key(spelled), real_roots())`` when the caller has them already (each
-        realpath walks every component of a path with a system call).
+        resolution is a system call or more).
         """
         (lexical, real), real_roots = resolved or (self.key(spelled), self.real_roots())
         if tool != "read" and self.options.get("sandbox") == "read-only":

@@ -12,12 +12,17 @@ a sleeping process takes 85–240 µs a round trip on virtual machines such as t
 for, awake, for at most ``AWAKE_S`` before it sleeps: the stdio transport while a lone call
 waits for its answer, ``conformance.serve`` while it waits for the next request with nothing
 running; not in a run split over two processes (``wait_asleep``).
+
+``realpath`` is ``os.path.realpath``'s answer from one lookup by the kernel where Linux can give
+it (an ``O_PATH`` descriptor and its ``/proc/self/fd`` link), instead of one ``lstat`` a
+component: the suite resolves each tool call's target and roots before and after the call.
 """
 
 from __future__ import annotations
 
 import gc
 import os
+import posixpath
 import select
 import time
 from typing import Final
@@ -91,3 +96,72 @@ def poll_awake(poller: select.poll) -> list[tuple[int, int]]:
         os.sched_yield()
         ready = poller.poll(0)
     return ready
+
+
+def _proc_fd_works() -> bool:
+    if not hasattr(os, "O_PATH"):
+        return False
+    try:
+        fd = os.open("/", os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}") == "/"
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+_PROC_FD: Final = _proc_fd_works()
+
+
+def _reached(path: str) -> str | None:
+    """Where the kernel's lookup of ``path`` ends (every link followed), or None if nowhere."""
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except (OSError, ValueError):
+        return None
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def realpath(path: str) -> str:
+    """``os.path.realpath(path)``, the same string, from one lookup by the kernel where it can.
+
+    The kernel's answer is taken only when it is ``path`` as spelled (normalized) and the
+    spelling has no ``..``: then no name on the way was a link, and ``posixpath.realpath``,
+    finding none either, answers the spelling too. (Through a link and ``..`` a kernel answer
+    can equal the spelling on a case-insensitive directory, whose names the kernel gives in
+    its own case, where ``posixpath.realpath``'s would not.) A missing last name (a file about
+    to be made) in such a directory is the directory and the name, as ``posixpath.realpath``
+    makes it. Anything else — a link anywhere, ``..``, a relative or ``//`` path, another
+    system — is ``posixpath.realpath``'s own walk.
+    """
+    if not _PROC_FD or not path.startswith("/") or ".." in path.split("/"):
+        return posixpath.realpath(path)
+    lexical = posixpath.normpath(path)
+    reached = _reached(path)
+    if reached == lexical:
+        return lexical
+    if reached is None:
+        head, name = posixpath.split(path)
+        if name and name != "." and _missing(path):
+            parent = posixpath.normpath(head)
+            if _reached(head) == parent:
+                return posixpath.join(parent, name)
+    return posixpath.realpath(path)
+
+
+def _missing(path: str) -> bool:
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        return True
+    except (OSError, ValueError):
+        return False
+    return False
