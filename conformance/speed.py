@@ -14,7 +14,7 @@ waits for its answer, ``conformance.serve`` while it waits for the next request 
 running; not in a run split over two processes (``wait_asleep``).
 
 ``realpath`` is ``os.path.realpath``'s answer from one lookup by the kernel where Linux can give
-it (an ``O_PATH`` descriptor and its ``/proc/self/fd`` link), instead of one ``lstat`` a
+it (an ``O_PATH`` descriptor and its ``/proc/thread-self/fd`` link), instead of one ``lstat`` a
 component: the suite resolves each tool call's target and roots before and after the call.
 """
 
@@ -106,13 +106,15 @@ def _proc_fd_works() -> bool:
     except OSError:
         return False
     try:
-        return os.readlink(f"/proc/self/fd/{fd}") == "/"
+        return os.readlink(f"{_FDS}/{fd}") == "/"
     except OSError:
         return False
     finally:
         os.close(fd)
 
 
+_FDS: Final = "/proc/thread-self/fd"
+"""The calling thread's descriptors (``/proc/self`` is the main thread's, which may differ)."""
 _PROC_FD: Final = _proc_fd_works()
 
 
@@ -123,7 +125,7 @@ def _reached(path: str) -> str | None:
     except (OSError, ValueError):
         return None
     try:
-        return os.readlink(f"/proc/self/fd/{fd}")
+        return os.readlink(f"{_FDS}/{fd}")
     except OSError:
         return None
     finally:
@@ -131,16 +133,20 @@ def _reached(path: str) -> str | None:
 
 
 def realpath(path: str) -> str:
-    """``os.path.realpath(path)``, the same string, from one lookup by the kernel where it can.
+    """``os.path.realpath(path)`` for a ``str``, the same string, asking the kernel where it can.
 
-    The kernel's answer is taken only when it is ``path`` as spelled (normalized) and the
-    spelling has no ``..``: then no name on the way was a link, and ``posixpath.realpath``,
-    finding none either, answers the spelling too. (Through a link and ``..`` a kernel answer
-    can equal the spelling on a case-insensitive directory, whose names the kernel gives in
-    its own case, where ``posixpath.realpath``'s would not.) A missing last name (a file about
-    to be made) in such a directory is the directory and the name, as ``posixpath.realpath``
-    makes it. Anything else — a link anywhere, ``..``, a relative or ``//`` path, another
-    system — is ``posixpath.realpath``'s own walk.
+    The kernel's answer (one lookup; three system calls for a missing last name) is taken only
+    when it is ``path`` as spelled, normalized: then no name on the way was a link, and
+    ``posixpath.realpath``, finding none either, answers the spelling too. A missing last
+    name (a file about to be made) in such a directory is the directory and the name, as
+    ``posixpath.realpath`` makes it. Everything else — a link anywhere, a relative path, one
+    starting with exactly ``//``, a system without ``/proc`` — is ``posixpath.realpath``'s own
+    walk, and so is a spelling with ``..`` (a precaution: no difference was found with it).
+
+    One exception, outside anything a case sets up: a link through ``/proc/<pid>/cwd`` (or
+    ``root``, ``fd/N``) into a mount hidden at that path. The kernel follows it to where the
+    file is, which can be the spelling, while ``posixpath.realpath`` reads the link's text and
+    looks it up again where the hidden mount is not.
     """
     if not _PROC_FD or not path.startswith("/") or ".." in path.split("/"):
         return posixpath.realpath(path)
