@@ -98,24 +98,8 @@ def poll_awake(poller: select.poll) -> list[tuple[int, int]]:
     return ready
 
 
-def _proc_fd_works() -> bool:
-    if not hasattr(os, "O_PATH"):
-        return False
-    try:
-        fd = os.open("/", os.O_PATH | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        return os.readlink(f"{_FDS}/{fd}") == "/"
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-
-
 _FDS: Final = "/proc/thread-self/fd"
 """The calling thread's descriptors (``/proc/self`` is the main thread's, which may differ)."""
-_PROC_FD: Final = _proc_fd_works()
 
 
 def _reached(path: str) -> str | None:
@@ -132,10 +116,14 @@ def _reached(path: str) -> str | None:
         os.close(fd)
 
 
+_PROC_FD: Final = hasattr(os, "O_PATH") and _reached("/") == "/"
+"""Whether this system names a descriptor's path (Linux with ``/proc``)."""
+
+
 def realpath(path: str) -> str:
     """``os.path.realpath(path)`` for a ``str``, the same string, asking the kernel where it can.
 
-    The kernel's answer (one lookup; three system calls for a missing last name) is taken only
+    The kernel's answer (one lookup; two more lookups for a missing last name) is taken only
     when it is ``path`` as spelled, normalized: then no name on the way was a link, and
     ``posixpath.realpath``, finding none either, answers the spelling too. A missing last
     name (a file about to be made) in such a directory is the directory and the name, as
