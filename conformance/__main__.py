@@ -31,7 +31,7 @@ import shutil
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -60,8 +60,10 @@ common options (all of pytest's work too; listed below):
 COMMAND_USAGE: Final = {
     "baseline": "usage: python -m conformance baseline REPORT.json > conformance-baseline.json\n\n"
     "Print a baseline (JSON) of the failures a JSON report records, keyed by case and level.",
-    "matrix": "usage: python -m conformance matrix A.json [B.json …] -o matrix.html\n\n"
-    "Write one HTML page comparing the JSON reports of several harnesses.",
+    "matrix": "usage: python -m conformance matrix A.json [B.json …] -o matrix.html\n"
+    "       python -m conformance matrix A.json [B.json …] --format text|md [-o OUT]\n\n"
+    "Write one HTML page comparing the JSON reports of several harnesses, or print (or write\n"
+    "to OUT) the same comparison as text or Markdown: harnesses as columns, areas as rows.",
     "replay": "usage: python -m conformance replay REPORT.json|TRACE.jsonl CASE_ID [options]\n\n"
     "Run one case again with the harness options the report or trace recorded (relative\n"
     "files resolved against the directory of the report), verbose; extra options are added.",
@@ -130,32 +132,82 @@ def run(args: Sequence[str]) -> int:
     extra = found.args()
     if "--conformance-list-cases" in args:
         listing = _take_value(args, "--format") or "markdown"
+        if listing not in settings.LIST_FORMATS:
+            known = ", ".join(settings.LIST_FORMATS)
+            raise settings.SettingsError(
+                f"--format {listing!r} does not exist; choose one of {known}"
+            )
         extra += ["--conformance-list-format", listing]
     own_temp = None
     if not any(a == "--basetemp" or a.startswith("--basetemp=") for a in args):
         own_temp = tempfile.mkdtemp(prefix="conformance-run-")
         extra += ["--basetemp", own_temp]
     if not _names(args, "-p", "no:cacheprovider") and not _names(args, "-o", "cache_dir"):
-        extra += ["-o", f"cache_dir={cache_dir(args)}"]
+        extra += ["-o", f"cache_dir={cache_dir(args, found.overrides)}"]
     stdout = sys.stdout
     if "--conformance-list-cases" in args:
         sys.stdout = sys.stderr  # pytest's own lines; the listing alone goes to stdout
     try:
-        return int(pytest.main([*_BASE, *extra, *args]))
+        return int(pytest.main([*_BASE, *extra, *args], plugins=[_one_line_usage()]))
     finally:
         sys.stdout = stdout
         if own_temp is not None:
             shutil.rmtree(own_temp, ignore_errors=True)
 
 
-def cache_dir(args: Sequence[str]) -> Path:
-    """pytest's cache for a run: under the user's cache directory, one per harness."""
+def cache_dir(args: Sequence[str], overrides: Mapping[str, str] | None = None) -> Path:
+    """pytest's cache for a run: under the user's cache directory, one per harness.
+
+    The harness is the one the command line names, else the one the suite's settings name
+    (``overrides``, as ``conformance.settings`` gives them), keyed as if typed as an option:
+    ``harness = "m:h"`` in pyproject.toml shares its cache with ``--harness m:h``.
+    """
     from conformance import settings  # noqa: PLC0415
 
     chosen = [a for a in args if a.startswith(("--harness", "--conformance-in-process"))]
     chosen += [args[i + 1] for i, a in enumerate(args[:-1]) if a.startswith("--harness")]
+    chosen += [v for a, v in itertools.pairwise(args) if a == "-o" and v.startswith(_HARNESS_INI)]
+    if not any(a.startswith(("--harness", *_HARNESS_INI)) for a in chosen):
+        for ini, option in SETTINGS_HARNESS.items():
+            value = (overrides or {}).get(ini)
+            if value:
+                chosen += [option, value]
     key = hashlib.sha256("\0".join(chosen).encode()).hexdigest()[:16] if chosen else "reference"
     return settings.user_cache_dir() / "pytest" / key
+
+
+SETTINGS_HARNESS: Final = {"conformance_harness": "--harness",
+                           "conformance_harness_cmd": "--harness-cmd"}  # fmt: skip
+"""The settings that name a harness, and the option each stands for."""
+_HARNESS_INI: Final = tuple(f"{ini}=" for ini in SETTINGS_HARNESS)
+
+
+def _one_line(message: str) -> str:
+    """pytest's usage error (its usage line, the error, its ini file and rootdir) as one line."""
+    if not message.startswith("usage:"):
+        return message
+    for line in message.splitlines():
+        _, marker, error = line.partition(": error: ")
+        if marker:
+            return f"{error}; python -m conformance --help lists the options"
+    return message
+
+
+def _one_line_usage() -> object:
+    """A plugin for this run: pytest's own option errors (a bad value, an unknown option) in
+    one line, as the suite's own bad input is; pytest's would name ``pytest.main()``, then
+    the suite's ini file and rootdir on lines of their own."""
+    import pytest  # noqa: PLC0415
+
+    class OneLineUsage:
+        @pytest.hookimpl(wrapper=True)
+        def pytest_cmdline_parse(self) -> Generator[None, pytest.Config, pytest.Config]:
+            try:
+                return (yield)
+            except pytest.UsageError as exc:
+                raise pytest.UsageError(_one_line(str(exc))) from None
+
+    return OneLineUsage()
 
 
 def _names(args: Sequence[str], flag: str, value: str) -> bool:
@@ -195,7 +247,7 @@ def _baseline(args: list[str]) -> int:
 
 
 def _matrix(args: list[str]) -> int:
-    from conformance.report import load_report, matrix  # noqa: PLC0415
+    from conformance.report import load_report, matrix, output_problem  # noqa: PLC0415
 
     usage = "usage: python -m conformance matrix A.json B.json … [-o OUT] [--format html|text|md]"
     fmt, output, reports = "html", None, []
@@ -217,19 +269,26 @@ def _matrix(args: list[str]) -> int:
         raise ValueError(f"--format {fmt!r} does not exist; choose one of html, text, md")
     if not reports:
         raise ValueError(f"matrix: name at least one JSON report; {usage}")
-    if fmt == "html":
-        if output is None:
-            raise ValueError(f"the HTML matrix is written to a file: give -o OUT; {usage}")
-        matrix.write(reports, output)
-        print(f"wrote {output} ({len(reports)} harnesses)")
-        return 0
-    text = matrix.summary([load_report(path) for path in reports], fmt)
-    if output is None:
-        sys.stdout.write(text)
-    else:
-        with open(output, "w", encoding="utf-8") as out:
-            out.write(text)
-        print(f"wrote {output} ({len(reports)} harnesses)")
+    if fmt == "html" and output is None:
+        raise ValueError(f"the HTML matrix is written to a file: give -o OUT; {usage}")
+    problem = None if output is None else output_problem(output)
+    if problem is not None:
+        raise ValueError(f"-o {output}: {problem}")
+    try:
+        if fmt == "html":
+            assert output is not None
+            matrix.write(reports, output)
+        else:
+            text = matrix.summary([load_report(path) for path in reports], fmt)
+            if output is None:
+                sys.stdout.write(text)
+                return 0
+            os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
+            with open(output, "w", encoding="utf-8") as out:
+                out.write(text)
+    except OSError as exc:  # checked above, so the disk changed since (full?)
+        raise ValueError(f"-o {output}: cannot be written: {exc.strerror or exc}") from None
+    print(f"wrote {output} ({len(reports)} harnesses)")
     return 0
 
 

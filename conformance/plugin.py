@@ -56,11 +56,11 @@ from conformance.harness.stdio import (
 from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
 from conformance.harvest import NoHarvest
 from conformance.outcomes import DATA, NOT_APPLICABLE, NOT_RUN, Recorder, mark_known
-from conformance.report import AREAS, Report, area_of, sort_key, terminal
+from conformance.report import AREAS, Report, area_of, output_problem, sort_key, terminal
 from conformance.report import markdown as markdown_report
 from conformance.rules import rule_book, spec_version
 from conformance.secrets import RunSecrets, plant_run_secrets, scrub, unplant
-from conformance.settings import user_cache_dir
+from conformance.settings import LIST_FORMATS, user_cache_dir
 from conformance.snapshots import ConformanceSnapshots, default_snapshot_dir
 from conformance.spec import Wording, WordingError
 from conformance.verdict import LEVELS, ConformanceFailure, Judge, Violation, verdict_text
@@ -69,6 +69,9 @@ CASES_PACKAGE: Final = "conformance.cases"
 CASES_DIR: Final = Path(conformance.__file__).parent / "cases"
 CASE_ID: Final = re.compile(r"^(?P<area>[A-Z]+)-\d{3}$")
 LEVEL_CHOICES: Final = ("all", "behaviour")
+OUTPUTS: Final = {"conformance_report": True, "conformance_report_md": False,
+                  "conformance_trace": False}  # fmt: skip
+"""The options naming a file the run writes, each with whether a temporary file goes beside it."""
 
 
 class _State:
@@ -105,6 +108,8 @@ class _State:
         self.not_started: str | None = None
         """Why no case could run: the run's deadline passed while the harness started."""
         self.trace: Trace | None = None
+        self.unwritten: list[str] = []
+        """A report asked for that could not be written at the end, each in one line."""
         self.judges: dict[str, Judge] = {}
         self.cleanup: list[Path] = []
         self.secrets: RunSecrets | None = None
@@ -152,6 +157,11 @@ class _State:
         jobs = config.getini("conformance_jobs")
         if jobs and jobs not in parallel.JOBS_CHOICES:
             raise pytest.UsageError(f"jobs {jobs!r} does not exist; choose auto or 1")
+        for name, beside in OUTPUTS.items():
+            path = config.getoption(name)
+            problem = output_problem(path, beside=beside) if path is not None else None
+            if problem is not None:
+                raise pytest.UsageError(f"--{name.replace('_', '-')} {path}: {problem}")
 
     def past_deadline(self) -> bool:
         """Whether the run's deadline, counted from the session's start, has passed."""
@@ -204,10 +214,11 @@ class _State:
         self.secrets = plant_run_secrets()  # before the harness starts: it inherits them
         trace_path = config.getoption("conformance_trace")
         if trace_path:
-            self.trace = Trace(
-                trace_path,
-                {"harness": choice.label, "args": _run_args(config), "cwd": os.getcwd()},
-            )
+            header = {"harness": choice.label, "args": _run_args(config), "cwd": os.getcwd()}
+            try:
+                self.trace = Trace(trace_path, header)
+            except OSError as exc:  # checked by read_options; the disk changed since
+                raise pytest.UsageError(f"--conformance-trace {trace_path}: {exc}") from None
         validator = None
         if config.getoption("conformance_validate"):
             from conformance.harness.schema import validator_for_answers  # noqa: PLC0415
@@ -309,7 +320,7 @@ class _State:
                 raise NotStarted(self.not_started) from None
             self.report.incomplete(f"the harness could not be started: {exc}")
             self.write_reports()
-            raise pytest.UsageError(str(exc)) from None
+            raise pytest.UsageError("; ".join([str(exc), *self.unwritten])) from None
         if self.spare is not None:
             try:
                 self.spare.call("describe", {})
@@ -351,11 +362,18 @@ class _State:
             return
         config = self.config
         path = config.getoption("conformance_report")
-        if path:
-            self.report.write(path)
         markdown = config.getoption("conformance_report_md")
-        if markdown:
-            markdown_report.write(self.report, markdown)
+        for target, what, write in (
+            (path, "the JSON report", self.report.write),
+            (markdown, "the Markdown summary", lambda to: markdown_report.write(self.report, to)),
+        ):
+            if not target:
+                continue
+            try:
+                write(target)
+            except OSError as exc:  # checked at the start, so the disk changed since (full?)
+                why = exc.strerror or str(exc)
+                self.unwritten.append(f"{what} could not be written to {target}: {why}")
 
     def close_harness(self) -> None:
         """Stop the harness (and its second instance) for good: no call starts it again."""
@@ -529,7 +547,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--conformance-list-cases", action="store_true",
         help="print the cases selected (-k, --conformance-case) to stdout instead of running "
              "them")  # fmt: skip
-    add("--conformance-list-format", choices=("markdown", "json"), default="markdown",
+    add("--conformance-list-format", choices=LIST_FORMATS, default="markdown",
         help="with --conformance-list-cases: a Markdown table or JSON (python -m conformance "
              "takes --format)")  # fmt: skip
     parser.addini("conformance_harness", "harness under test (as --harness)", default="")
@@ -1191,6 +1209,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if state.baseline is not None:
         state.baseline.apply(report, strict_new=state.strict_baseline)
     state.write_reports()
+    if state.unwritten:  # a file the run was asked for is missing: never a green run
+        session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+        return
     ours = report.exit_status()
     if state.recorder.other_failures:
         return  # a test that is not a case failed in the same run: pytest's status stands
@@ -1218,6 +1239,8 @@ def pytest_terminal_summary(
         terminalreporter.write_line(scrub(line))
     for note in state.notes:
         terminalreporter.write_line(f"NOTE: {note}")
+    for line in state.unwritten:
+        terminalreporter.write_line(f"ERROR: {line}", red=True)
 
 
 def case_table(items: dict[str, pytest.Item]) -> list[str]:

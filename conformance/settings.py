@@ -35,6 +35,8 @@ KEYS: Final = {
     "jobs": "conformance_jobs",
 }
 PATHS: Final = frozenset({"wording", "baseline"})
+LIST_FORMATS: Final = ("markdown", "json")
+"""What ``--conformance-list-cases`` prints: a Markdown table or JSON (``--format``)."""
 OLD_KEYS: Final = {ini: key for key, ini in KEYS.items() if key != "jobs"}  # newer than they
 
 

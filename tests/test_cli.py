@@ -41,6 +41,7 @@ def test_help_starts_with_the_suites_usage_and_names_every_command(tmp_path: Pat
         assert own.returncode == 0, own.stderr
         assert own.stdout.startswith(f"usage: python -m conformance {command} ")
         assert not own.stderr
+    assert "--format text|md" in cli("matrix", "--help", cwd=tmp_path).stdout
 
 
 def test_version_names_the_suite_the_spec_and_the_protocol(tmp_path: Path) -> None:
@@ -88,6 +89,32 @@ def test_last_failed_works_with_the_cache_outside_the_working_directory(tmp_path
     assert list((cache / "harness-conformance" / "pytest").iterdir())
 
 
+def test_a_harness_named_in_the_settings_has_a_cache_of_its_own(tmp_path: Path) -> None:
+    from conformance.__main__ import cache_dir
+
+    named = cache_dir([], {"conformance_harness": TOOLS_ONLY})
+    assert named == cache_dir(["--harness", TOOLS_ONLY])  # however the harness was named
+    assert named != cache_dir([]) == cache_dir([], {"conformance_level": "behaviour"})
+    assert cache_dir(["--harness-cmd", "x"], {"conformance_harness": TOOLS_ONLY}) != named
+    assert cache_dir([], {"conformance_harness_cmd": "x"}) == cache_dir(["--harness-cmd", "x"])
+    # The user's story: a failing harness chosen in a settings file, then the reference with
+    # --lf, must not rerun the other harness's failures (nor the other way round).
+    cache, work = tmp_path / "cache", tmp_path / "work"
+    work.mkdir()
+    config = tmp_path / "conf.toml"
+    config.write_text(f'harness = "{TOOLS_ONLY}"\n', encoding="utf-8")
+    env = {"XDG_CACHE_HOME": str(cache)}
+    selection = ("--hypothesis-profile", "default", "-k", "GRD-001 or GRD-002 or RD-001", "-q")
+    first = cli("--conformance-config", str(config), *selection, cwd=work, env=env)
+    assert first.returncode == 1, first.stdout[-2000:]
+    reference = cli(*selection, "--lf", cwd=work, env=env)
+    assert reference.returncode == 0, reference.stdout[-2000:]
+    assert "3 passed" in reference.stdout.splitlines()[-1]
+    again = cli("--conformance-config", str(config), *selection, "--lf", cwd=work, env=env)
+    assert " passed" not in again.stdout.splitlines()[-1], again.stdout[-2000:]
+    assert os.listdir(work) == []
+
+
 def test_the_case_list_goes_to_stdout_alone_and_honours_the_selection(tmp_path: Path) -> None:
     done = cli("--conformance-list-cases", "-k", "DEL-00", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -99,6 +126,9 @@ def test_the_case_list_goes_to_stdout_alone_and_honours_the_selection(tmp_path: 
     assert as_json.returncode == 0, as_json.stderr
     listed = json.loads(as_json.stdout)["cases"]
     assert [(c["id"], c["area"]) for c in listed] == [("RD-001", "read output")]
+    unknown = cli("--conformance-list-cases", "--format", "xml", cwd=tmp_path)
+    assert (unknown.returncode, unknown.stdout) == (4, "")
+    assert unknown.stderr == "ERROR: --format 'xml' does not exist; choose one of markdown, json\n"
     assert listed[0]["rules"][0] == "read.output"
     if importlib.util.find_spec("xdist") is not None:  # a listing is one process's, as pytest's
         with_workers = cli("--conformance-list-cases", "-k", "DEL-00", "-n", "2", cwd=tmp_path)

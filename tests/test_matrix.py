@@ -426,6 +426,28 @@ def test_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "missing.json" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("fmt", ["html", "text", "md"])
+def test_an_output_that_cannot_be_written_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    from conformance.__main__ import main
+
+    source = tmp_path / "a.json"
+    source.write_text(json.dumps(FULL), encoding="utf-8")
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    for output, problem in ((tmp_path / "taken", "is a directory, not a file"),
+                            (tmp_path / "file" / "m", f"{tmp_path / 'file'} is not a directory")):  # fmt: skip
+        capsys.readouterr()
+        assert main(["matrix", str(source), "--format", fmt, "-o", str(output)]) == 4
+        assert capsys.readouterr().err == f"ERROR: -o {output}: {problem}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "file", "taken"]
+    assert not any((tmp_path / "taken").iterdir())
+    nested = tmp_path / "new" / "m.out"  # missing directories are made, for every format
+    assert main(["matrix", str(source), "--format", fmt, "-o", str(nested)]) == 0
+    assert nested.read_text(encoding="utf-8")
+
+
 # ---- a real browser ----
 
 

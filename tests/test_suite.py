@@ -117,6 +117,69 @@ def test_bad_input_stops_the_run_with_one_line(
     assert " passed" not in done.stdout
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--conformance-timeout", "abc"],
+         "ERROR: argument --conformance-timeout: invalid float value: 'abc'; "
+         "python -m conformance --help lists the options"),
+        (["--conformance-jobs", "3"],
+         "ERROR: argument --conformance-jobs: invalid choice: '3' (choose from 'auto', '1'); "
+         "python -m conformance --help lists the options"),
+        (["--frobnicate"],
+         "ERROR: unrecognized arguments: --frobnicate; python -m conformance --help lists the "
+         "options"),
+        (["--conformance-report", "{taken}"], "ERROR: --conformance-report {taken}: is a "
+         "directory, not a file"),
+        (["--conformance-report-md", "{file}/r.md"],
+         "ERROR: --conformance-report-md {file}/r.md: {file} is not a directory"),
+        (["--conformance-trace", "{file}/deeper/t.jsonl"],
+         "ERROR: --conformance-trace {file}/deeper/t.jsonl: {file} is not a directory"),
+    ],
+)  # fmt: skip
+def test_a_bad_option_is_one_line_and_nothing_else(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    # pytest's own (a value its parser refuses, an option it does not know) and a file the
+    # run could not write at its end: one line before anything runs, in the suite's words
+    work = tmp_path / "work"
+    (work / "taken").mkdir(parents=True)
+    (work / "file").write_text("", encoding="utf-8")
+    names = {"taken": str(work / "taken"), "file": str(work / "file")}
+    done = run_suite(*(a.format(**names) for a in args), cwd=work)
+    assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
+    assert done.stderr.strip().splitlines() == [message.format(**names)]
+    assert "passed" not in done.stdout
+    assert sorted(os.listdir(work)) == ["file", "taken"]
+    assert not os.listdir(work / "taken")
+
+
+def test_a_report_the_disk_refuses_at_the_end_is_one_line_and_never_green(tmp_path: Path) -> None:
+    # Checked at the start, a report's place can still be lost by the end (here a plugin puts
+    # a directory there): the run says so in one line each, fails, and leaves no .partial.
+    plugin = tmp_path / "plugins" / "take_place.py"
+    plugin.parent.mkdir()
+    plugin.write_text(
+        "import os\n\n\ndef pytest_collection_finish(session):\n"
+        "    for name in ('conformance_report', 'conformance_report_md'):\n"
+        "        os.makedirs(session.config.getoption(name), exist_ok=True)\n",
+        encoding="utf-8",
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {"PYTHONPATH": f"{REPO}{os.pathsep}{plugin.parent}"}
+    done = run_suite("-p", "take_place", "--conformance-case", "RD-001", "--conformance-report",
+                     "out/r.json", "--conformance-report-md", "out/r.md", cwd=work, env=env)  # fmt: skip
+    assert done.returncode == 3, done.stdout[-2000:] + done.stderr[-2000:]
+    assert error_lines(done) == [
+        "ERROR: the JSON report could not be written to out/r.json: Is a directory",
+        "ERROR: the Markdown summary could not be written to out/r.md: Is a directory",
+    ]
+    assert "Traceback" not in done.stdout + done.stderr
+    assert sorted(os.listdir(work / "out")) == ["r.json", "r.md"]  # no r.json.partial
+    assert not os.listdir(work / "out" / "r.json")
+
+
 def test_a_harness_that_fails_the_handshake_still_gets_a_report(tmp_path: Path) -> None:
     path = tmp_path / "report.json"
     done = run_suite(

@@ -60,6 +60,7 @@ class Trace:
 
     def __init__(self, path: str, header: JsonObject) -> None:
         self._lock = threading.Lock()
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)  # as the reports do
         self._out: IO[str] = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
         self._start = time.monotonic()
         self.case: str | None = None

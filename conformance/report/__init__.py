@@ -8,6 +8,7 @@ and every case passed, does not apply, or was expected to fail.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections import Counter
@@ -192,13 +193,41 @@ class Report:
         return data
 
     def write(self, path: str) -> None:
-        """Write the JSON report (atomically: a reader never sees half of it)."""
+        """Write the JSON report (atomically: a reader never sees half of it, and a write that
+        fails leaves no ``.partial`` file behind)."""
         directory = os.path.dirname(os.path.abspath(path))
         os.makedirs(directory, exist_ok=True)
         temp = f"{path}.partial"
-        with open(temp, "w", encoding="utf-8") as out:
-            out.write(json_text(self.to_json(), indent=2) + "\n")
-        os.replace(temp, path)
+        try:
+            with open(temp, "w", encoding="utf-8") as out:
+                out.write(json_text(self.to_json(), indent=2) + "\n")
+            os.replace(temp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise
+
+
+def output_problem(path: str, *, beside: bool = False) -> str | None:
+    """Why no file can be written at ``path``, or None; ``beside``: a temporary file is made
+    next to it first. Missing directories are no problem (the writers make them), so the
+    check looks at the nearest one that exists. Run before anything runs, so a path that
+    cannot work is one line of bad input rather than a traceback at the end of a run."""
+    if not path:
+        return "an empty path"
+    if os.path.isdir(path):
+        return "is a directory, not a file"
+    exists = os.path.lexists(path)
+    if exists and not os.access(path, os.W_OK):
+        return "is not writable"
+    parent = os.path.dirname(os.path.abspath(path))
+    while not os.path.lexists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        return f"{parent} is not a directory"
+    if (beside or not exists) and not os.access(parent, os.W_OK | os.X_OK):
+        return f"no file can be made in {parent}"
+    return None
 
 
 def level_counts(results: list[CaseResult], level: str) -> tuple[int, int]:
