@@ -123,6 +123,7 @@ def run(args: Sequence[str]) -> int:
     import pytest  # noqa: PLC0415 - imported late so the package is not rewritten-too-early
 
     from conformance import settings  # noqa: PLC0415
+    from conformance.report import output_problem  # noqa: PLC0415
 
     args = list(args)
     explicit = _take_value(args, "--conformance-config")
@@ -138,6 +139,10 @@ def run(args: Sequence[str]) -> int:
                 f"--format {listing!r} does not exist; choose one of {known}"
             )
         extra += ["--conformance-list-format", listing]
+    for junit in _values(args, ("--junitxml", "--junit-xml")):  # pytest's, checked at its end
+        problem = output_problem(junit)
+        if problem is not None:
+            raise settings.SettingsError(f"--junitxml {junit}: {problem}")
     own_temp = None
     if not any(a == "--basetemp" or a.startswith("--basetemp=") for a in args):
         own_temp = tempfile.mkdtemp(prefix="conformance-run-")
@@ -214,6 +219,12 @@ def _names(args: Sequence[str], flag: str, value: str) -> bool:
     """Whether ``args`` hold ``flag VALUE…`` or ``flagVALUE…`` (no arguments hold nothing)."""
     pairs = itertools.pairwise([*args, ""])
     return any(a == flag and b.startswith(value) for a, b in pairs) or f"{flag}{value}" in args
+
+
+def _values(args: Sequence[str], flags: tuple[str, ...]) -> list[str]:
+    """The values given to any of ``flags``, as ``flag VALUE`` or ``flag=VALUE``."""
+    found = [b for a, b in itertools.pairwise(args) if a in flags]
+    return found + [a.split("=", 1)[1] for a in args if a.startswith(tuple(f"{f}=" for f in flags))]
 
 
 def _take_value(args: list[str], flag: str) -> str | None:

@@ -159,7 +159,7 @@ class _State:
             raise pytest.UsageError(f"jobs {jobs!r} does not exist; choose auto or 1")
         for name, beside in OUTPUTS.items():
             path = config.getoption(name)
-            problem = output_problem(path, beside=beside) if path is not None else None
+            problem = output_problem(path, beside=beside) if path else None  # "": none asked
             if problem is not None:
                 raise pytest.UsageError(f"--{name.replace('_', '-')} {path}: {problem}")
 

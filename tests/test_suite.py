@@ -135,6 +135,7 @@ def test_bad_input_stops_the_run_with_one_line(
          "ERROR: --conformance-report-md {file}/r.md: {file} is not a directory"),
         (["--conformance-trace", "{file}/deeper/t.jsonl"],
          "ERROR: --conformance-trace {file}/deeper/t.jsonl: {file} is not a directory"),
+        (["--junitxml={file}/j.xml"], "ERROR: --junitxml {file}/j.xml: {file} is not a directory"),
     ],
 )  # fmt: skip
 def test_a_bad_option_is_one_line_and_nothing_else(
