@@ -53,6 +53,12 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 def test_the_conformance_session_passes_with_its_baseline(example: tuple[Path, Path]) -> None:
     copy, envdir = example
+    committed = (copy / "conformance-baseline.json").read_bytes()
+    shutil.rmtree(copy / "reports", ignore_errors=True)  # a fresh checkout has none yet
+    early = nox(copy, envdir, "-s", "baseline")
+    assert early.returncode != 0
+    assert "no reports/conformance.json yet: run `nox -s conformance` first" in early.stderr
+    assert (copy / "conformance-baseline.json").read_bytes() == committed  # untouched
     done = nox(copy, envdir, "-s", "conformance")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     data = json.loads((copy / "reports" / "conformance.json").read_text())
@@ -71,6 +77,12 @@ def test_the_conformance_session_passes_with_its_baseline(example: tuple[Path, P
     assert summary.startswith("## Harness conformance: acme-harness 0.3.0 — passed")
     assert "### Expected failures" in summary
     assert "- **PRV-019** (expected): " in summary
+    again = nox(copy, envdir, "-s", "baseline")  # from that report: the same known failures
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    fresh = json.loads((copy / "conformance-baseline.json").read_bytes())
+    assert set(fresh["failures"]) >= set(json.loads(committed)["failures"])
+    with_it = nox(copy, envdir, "-s", "conformance")  # and CI stays green with it
+    assert with_it.returncode == 0, with_it.stdout[-3000:] + with_it.stderr[-3000:]
 
 
 def test_an_intentional_wording_change_is_repinned_with_its_diff(

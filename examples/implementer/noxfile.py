@@ -99,9 +99,18 @@ def repin(session: nox.Session) -> None:
 
 @nox.session
 def baseline(session: nox.Session) -> None:
-    """Write conformance-baseline.json again from the last report."""
-    _install(session)
-    with open("conformance-baseline.json", "w", encoding="utf-8") as out:
-        session.run(
-            "python", "-m", "conformance", "baseline", "reports/conformance.json", stdout=out
-        )
+    """Write conformance-baseline.json again from the last report (``nox -s conformance``).
+
+    The committed baseline is replaced only by a whole new one: without a report, or if the
+    command fails, it stays as it was and the reason is printed.
+    """
+    _install(session)  # first: a session that stops early must not leave its venv without it
+    report = Path("reports/conformance.json")
+    if not report.is_file():
+        session.error(f"no {report} yet: run `nox -s conformance` first, then this again")
+    with tempfile.TemporaryDirectory() as scratch:
+        fresh = Path(scratch) / "conformance-baseline.json"
+        with fresh.open("w", encoding="utf-8") as out:
+            session.run("python", "-m", "conformance", "baseline", str(report), stdout=out,
+                        stderr=None)  # fmt: skip
+        shutil.copyfile(fresh, "conformance-baseline.json")
