@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
+import threading
 from pathlib import Path
 
+import pytest
+
 from conformance.encoding import json_text
-from conformance.report import Report, load_report
+from conformance.report import Report, load_report, output_problem
 from conformance.report import markdown as markdown_report
 from conformance.report.terminal import _one_line
 
@@ -57,3 +62,33 @@ def test_a_long_verdict_keeps_its_rule_in_one_line() -> None:
     assert len(line) <= 220
     assert line.endswith("…; SPEC §4.1 {policy.write-intent}")
     assert _one_line("short; SPEC §1 {a.b}: c") == "short; SPEC §1 {a.b}: c"
+
+
+def test_the_report_replaces_a_file_keeps_a_link_and_writes_into_anything_else(
+    tmp_path: Path,
+) -> None:
+    report = Report(suite={"name": "harness-conformance", "version": "0"}, spec="2")
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "42.json").write_text("old", encoding="utf-8")
+    link = tmp_path / "latest.json"
+    link.symlink_to(runs / "42.json")
+    report.write(str(link))
+    assert link.is_symlink()  # still the link; its target holds the report
+    assert load_report(str(runs / "42.json"))["spec"] == "2"
+    assert sorted(p.name for p in runs.iterdir()) == ["42.json"]  # no .partial beside it
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    read: list[bytes] = []
+    reader = threading.Thread(target=lambda: read.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    report.write(str(fifo))  # a reader waits on it: it gets the report, the FIFO stays one
+    reader.join(timeout=60)
+    assert json.loads(read[0])["spec"] == "2"
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert output_problem(str(fifo), beside=True) is None
+    if os.path.exists("/dev/full"):  # a device that refuses every write, as a full disk does
+        with pytest.raises(OSError, match="No space left"):
+            report.write("/dev/full")
+        assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+        assert not os.path.exists("/dev/full.partial")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import sys
 from pathlib import Path
 
@@ -179,6 +180,18 @@ def test_a_report_the_disk_refuses_at_the_end_is_one_line_and_never_green(tmp_pa
     assert "Traceback" not in done.stdout + done.stderr
     assert sorted(os.listdir(work / "out")) == ["r.json", "r.md"]  # no r.json.partial
     assert not os.listdir(work / "out" / "r.json")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+def test_a_report_on_a_full_device_is_one_line_and_the_device_stays(tmp_path: Path) -> None:
+    # /dev/full refuses every write as a full disk does; the report was published over it
+    done = run_suite("--conformance-case", "RD-001", "--conformance-report", "/dev/full",
+                     cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 3, done.stdout[-2000:] + done.stderr[-2000:]
+    assert error_lines(done) == [
+        "ERROR: the JSON report could not be written to /dev/full: No space left on device"
+    ]
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
 
 
 def test_a_harness_that_fails_the_handshake_still_gets_a_report(tmp_path: Path) -> None:

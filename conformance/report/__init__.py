@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Final
@@ -193,33 +194,51 @@ class Report:
         return data
 
     def write(self, path: str) -> None:
-        """Write the JSON report (atomically: a reader never sees half of it, and a write that
-        fails leaves no ``.partial`` file behind)."""
-        directory = os.path.dirname(os.path.abspath(path))
-        os.makedirs(directory, exist_ok=True)
-        temp = f"{path}.partial"
+        """Write the JSON report atomically: a reader never sees half of it, a write that fails
+        leaves no ``.partial`` file behind, and a symbolic link stays one (its target is
+        replaced). Anything but a regular file (``/dev/stdout``, a FIFO) is written into."""
+        text = json_text(self.to_json(), indent=2) + "\n"
+        if _special(path):
+            with open(path, "w", encoding="utf-8") as out:
+                out.write(text)
+            return
+        target = os.path.realpath(path)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        temp = f"{target}.partial"
         try:
             with open(temp, "w", encoding="utf-8") as out:
-                out.write(json_text(self.to_json(), indent=2) + "\n")
-            os.replace(temp, path)
+                out.write(text)
+            os.replace(temp, target)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(temp)
             raise
 
 
+def _special(path: str) -> bool:
+    """Whether ``path`` is, or links to, something that is neither a regular file nor missing."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
 def output_problem(path: str, *, beside: bool = False) -> str | None:
-    """Why no file can be written at ``path``, or None; ``beside``: a temporary file is made
-    next to it first. Missing directories are no problem (the writers make them), so the
-    check looks at the nearest one that exists. Run before anything runs, so a path that
-    cannot work is one line of bad input rather than a traceback at the end of a run."""
+    """Why no file can be written at ``path``, or None; ``beside``: a regular file is replaced
+    through a temporary file next to it (next to a link's target). Missing directories are
+    no problem (the writers make them), so the check looks at the nearest one that exists.
+    Run before anything runs, so a path that cannot work is one line of bad input rather
+    than a traceback at the end of a run."""
     if not path:
         return "an empty path"
     if os.path.isdir(path):
         return "is a directory, not a file"
-    exists = os.path.lexists(path)
+    exists = os.path.exists(path)
     if exists and not os.access(path, os.W_OK):
         return "is not writable"
+    if exists and _special(path):
+        return None  # written into, as it is
+    path = os.path.realpath(path) if beside else path
     parent = os.path.dirname(os.path.abspath(path))
     while not os.path.lexists(parent):
         parent = os.path.dirname(parent)
