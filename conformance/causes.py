@@ -546,6 +546,18 @@ class Causes:
     causes: list[RootCause]
     explained_by: dict[str, list[str]]
     failed: int = 0
+    recommended: int = 0
+    """How many of the ``failed`` cases failed only a recommended rule (never fail a run)."""
+
+    def counted(self) -> str:
+        """``2 distinct defects in 35 failed cases``, naming recommended-fail cases as such:
+        the area table does not count them as failed."""
+        count, failed = len(self.causes), self.failed - self.recommended
+        parts = [f"{failed} failed case{'s' if failed != 1 else ''}"] if failed else []
+        if self.recommended:
+            plural = "s" if self.recommended != 1 else ""
+            parts.append(f"{self.recommended} recommended-fail case{plural}")
+        return f"{count} distinct defect{'s' if count != 1 else ''} in {' and '.join(parts)}"
 
     def note(self, case_id: str) -> str:
         """``also explained by GRD-003`` for a case shown by earlier causes only, else ``""``."""
@@ -608,7 +620,8 @@ def group(cases: Iterable[Mapping[str, Json]]) -> Causes:
             leads.append(cause.lead)
         if leads and all(lead != case_id for lead in leads):
             explained[case_id] = list(dict.fromkeys(leads))
-    return Causes(ordered, explained, len(per_case))
+    recommended = sum(c.get("outcome") == "recommended-fail" for c in failed)
+    return Causes(ordered, explained, len(per_case), recommended)
 
 
 def _verdicts(case: Mapping[str, Json]) -> list[Mapping[str, Json]]:

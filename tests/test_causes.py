@@ -556,6 +556,18 @@ def test_the_terminal_summary_leads_with_root_causes() -> None:
     assert '  GRD-003   write of "a.txt" refused' in out
 
 
+def test_a_recommended_rules_failure_is_not_counted_as_a_failed_case() -> None:
+    # the area table counts it apart (it never fails a run), so the root causes' line must too
+    rep = _report()
+    rep.cases["PUB-001"].outcome = "recommended-fail"
+    out = terminal.lines(rep)
+    assert "root causes: 1 distinct defect in 1 failed case and 1 recommended-fail case" in out
+    rep.cases["GRD-003"].outcome = "recommended-fail"
+    assert "root causes: 1 distinct defect in 2 recommended-fail cases" in terminal.lines(rep)
+    heading = "### Root causes: 1 distinct defect in 2 recommended-fail cases"
+    assert heading in markdown_report.render(rep)
+
+
 def test_the_markdown_summary_leads_with_root_causes() -> None:
     text = markdown_report.render(_report())
     heading = "### Root causes: 1 distinct defect in 2 failed cases"

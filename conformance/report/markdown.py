@@ -27,13 +27,7 @@ def render(report: Report) -> str:
         out += ["", f"> **Incomplete run:** {report.reason}"]
     causes = report.causes()
     if causes.causes:
-        count = len(causes.causes)
-        out += [
-            "",
-            f"### Root causes: {count} distinct defect{'s' if count != 1 else ''} "
-            f"in {causes.failed} failed case{'s' if causes.failed != 1 else ''}",
-            "",
-        ]
+        out += ["", f"### Root causes: {causes.counted()}", ""]
         for number, cause in enumerate(causes.causes, 1):
             weight = "required" if cause.required else "recommended"
             rule = f"`{cause.rule}` {weight}" if cause.rule else weight

@@ -31,9 +31,7 @@ def root_cause_lines(causes: Causes) -> list[str]:
     """The root causes, first: how many distinct defects, each with its rule and cases."""
     if not causes.causes:
         return []
-    count, failed = len(causes.causes), causes.failed
-    out = [f"root causes: {count} distinct defect{'s' if count != 1 else ''} "
-           f"in {failed} failed case{'s' if failed != 1 else ''}"]  # fmt: skip
+    out = [f"root causes: {causes.counted()}"]
     for number, cause in enumerate(causes.causes, 1):
         weight = "required" if cause.required else "recommended"
         rule = f"{{{cause.rule}}} {weight}" if cause.rule else weight
