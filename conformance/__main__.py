@@ -258,7 +258,7 @@ def _baseline(args: list[str]) -> int:
 
 
 def _matrix(args: list[str]) -> int:
-    from conformance.report import load_report, matrix, output_problem  # noqa: PLC0415
+    from conformance.report import load_report, matrix, output_problem, write_text  # noqa: PLC0415
 
     usage = "usage: python -m conformance matrix A.json B.json … [-o OUT] [--format html|text|md]"
     fmt, output, reports = "html", None, []
@@ -294,9 +294,7 @@ def _matrix(args: list[str]) -> int:
             if output is None:
                 sys.stdout.write(text)
                 return 0
-            os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
-            with open(output, "w", encoding="utf-8") as out:
-                out.write(text)
+            write_text(output, text)
     except OSError as exc:  # checked above, so the disk changed since (full?)
         raise ValueError(f"-o {output}: cannot be written: {exc.strerror or exc}") from None
     print(f"wrote {output} ({len(reports)} harnesses)")

@@ -97,6 +97,8 @@ def test_a_harness_named_in_the_settings_has_a_cache_of_its_own(tmp_path: Path) 
     assert named != cache_dir([]) == cache_dir([], {"conformance_level": "behaviour"})
     assert cache_dir(["--harness-cmd", "x"], {"conformance_harness": TOOLS_ONLY}) != named
     assert cache_dir([], {"conformance_harness_cmd": "x"}) == cache_dir(["--harness-cmd", "x"])
+    typed = cache_dir(["-o", f"conformance_harness={TOOLS_ONLY}"], {"conformance_harness": "y:h"})
+    assert typed != cache_dir([], {"conformance_harness": "y:h"})  # the command line wins
     # The user's story: a failing harness chosen in a settings file, then the reference with
     # --lf, must not rerun the other harness's failures (nor the other way round).
     cache, work = tmp_path / "cache", tmp_path / "work"

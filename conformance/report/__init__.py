@@ -215,6 +215,14 @@ class Report:
             raise
 
 
+def write_text(path: str, text: str) -> None:
+    """Write ``text`` at ``path`` in place (a summary or a page: no reader waits on it), its
+    missing directories made; a lone surrogate is written escaped, not refused."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8", errors="backslashreplace") as out:
+        out.write(text)
+
+
 def _special(path: str) -> bool:
     """Whether ``path`` is, or links to, something that is neither a regular file nor missing."""
     try:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 
-from conformance.report import AREAS, CaseResult, Report, area_of, level_counts
+from conformance.report import AREAS, CaseResult, Report, area_of, level_counts, write_text
 from conformance.report.terminal import describe_harness
 
 
@@ -98,7 +97,4 @@ def _escape(text: str) -> str:
 
 def write(report: Report, path: str) -> None:
     """Write the summary to ``path``."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    with open(path, "w", encoding="utf-8", errors="backslashreplace") as out:
-        out.write(render(report))
+    write_text(path, render(report))

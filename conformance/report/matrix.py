@@ -28,7 +28,7 @@ from conformance.harness.contract import (
     Json,
     JsonObject,
 )
-from conformance.report import AREAS, load_report
+from conformance.report import AREAS, load_report, write_text
 from conformance.verdict import LEVELS
 
 # Outcome → (symbol, label). The symbol and the word carry the outcome as well as the colour, so
@@ -227,11 +227,7 @@ def render(
 def write(paths: Sequence[str], output: str) -> None:
     """Write the matrix of the reports at ``paths`` to ``output`` (a bad report: ValueError)."""
     reports = [load_report(path) for path in paths]
-    page = render(reports, [os.path.basename(path) for path in paths])
-    directory = os.path.dirname(os.path.abspath(output))
-    os.makedirs(directory, exist_ok=True)
-    with open(output, "w", encoding="utf-8", errors="backslashreplace") as out:
-        out.write(page)
+    write_text(output, render(reports, [os.path.basename(path) for path in paths]))
 
 
 def _e(value: object) -> str:
