@@ -1104,6 +1104,9 @@ def pytest_runtest_makereport(
     if report.failed and report.when == "teardown" and gone:
         report.outcome, report.longrepr = "passed", None
         return report
+    if report.failed and report.when in ("setup", "call") and _cut_by_deadline(state, error, judge):
+        _not_run_past_deadline(item, report, state)
+        return report
     skipped = report.skipped and not hasattr(report, "wasxfail")
     if report.when == "call" and judge is not None and not skipped:
         failed = report.failed or (report.skipped and hasattr(report, "wasxfail"))
@@ -1128,6 +1131,27 @@ def pytest_runtest_makereport(
     if report.failed and report.when in ("setup", "call") and "advice" not in data_of(report):
         report.sections.append(("conformance case", f"{case_id}: {_summary(item)}"))
     return report
+
+
+def _cut_by_deadline(state: _State, error: BaseException | None, judge: Judge | None) -> bool:
+    """Whether a failed phase ended on an error after the run's deadline had passed.
+
+    The suite stopped the harness then, not the harness itself, and whatever the case found
+    before was not the whole of its check: such a case is not run, never failed (README).
+    """
+    return state.past_deadline() and (
+        isinstance(error, HarnessCallError) or (judge is not None and judge.cut_short)
+    )
+
+
+def _not_run_past_deadline(item: pytest.Item, report: pytest.TestReport, state: _State) -> None:
+    state.report.incomplete(
+        f"the run's deadline ({item.config.getoption('conformance_deadline'):g} s) passed"
+    )
+    reason = f"{NOT_RUN}the run's deadline passed while it ran"
+    report.outcome = "skipped"
+    report.longrepr = (str(item.path), (item.location[1] or 0) + 1, f"Skipped: {reason}")
+    report.sections = []
 
 
 def own_words(item: pytest.Item, call: pytest.CallInfo[None]) -> str | None:

@@ -91,7 +91,8 @@ def lines(report: Report) -> list[str]:
         out += ["", *_baseline_line(report).splitlines()]
     if not report.complete:
         not_run = sum(1 for r in report.cases.values() if r.outcome == "not-run")
-        out += ["", f"INCOMPLETE: {report.reason} ({not_run} cases not run)"]
+        cases = "case" if not_run == 1 else "cases"
+        out += ["", f"INCOMPLETE: {report.reason} ({not_run} {cases} not run)"]
     out += ["", f"duration: {report.duration_s:.2f} s"]
     return out
 
