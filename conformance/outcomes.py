@@ -83,7 +83,7 @@ class Recorder:
         verdicts = (data or {}).get("verdicts") or []
         if data and data.get("outcome"):
             outcome = str(data["outcome"])  # pytest's word was set by the baseline
-        if outcome in ("failed", "expected-fail") and verdicts:
+        if outcome in ("failed", "expected-fail", "recommended-fail") and verdicts:
             message = verdicts[0]["verdict"]  # the first violation, disk first, is the one line
         elif data and data.get("advice") and outcome == "passed":
             message = None

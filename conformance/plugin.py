@@ -66,6 +66,8 @@ from conformance.spec import Wording, WordingError
 from conformance.verdict import LEVELS, ConformanceFailure, Judge, Violation, verdict_text
 
 CASES_PACKAGE: Final = "conformance.cases"
+RECOMMENDED: Final = "recommended, never fails a run"
+"""The expected-failure reason of a case whose every rule is recommended."""
 CASES_DIR: Final = Path(conformance.__file__).parent / "cases"
 CASE_ID: Final = re.compile(r"^(?P<area>[A-Z]+)-\d{3}$")
 LEVEL_CHOICES: Final = ("all", "behaviour")
@@ -780,9 +782,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 pytest.mark.xfail(reason=f"{case_id} declared as expected to fail", strict=True)
             )
         elif all(book[r].recommended for r in case_rules(item)):
-            item.add_marker(
-                pytest.mark.xfail(reason="recommended: never fails a run", strict=False)
-            )
+            item.add_marker(pytest.mark.xfail(reason=RECOMMENDED, strict=False))
         if not explicit_seed and getattr(item.obj, "is_hypothesis_test", False):  # type: ignore[attr-defined]
             item.obj._hypothesis_internal_use_seed = case_seed(case_id)  # type: ignore[attr-defined]
 
@@ -1120,6 +1120,9 @@ def pytest_runtest_makereport(
             ]
             data["calls"] = [record.to_json() for record in judge.calls]
         data = json.loads(scrub(json.dumps(data)))
+        if getattr(report, "wasxfail", None) == RECOMMENDED and data.get("verdicts"):
+            # Its one line is its first verdict, as a failed case's is (JUnit's message too).
+            report.wasxfail = f"{RECOMMENDED}: {data['verdicts'][0]['verdict']}"
         if state.baseline is not None and not hasattr(report, "wasxfail"):
             mark_known(report, case_id, data, state.baseline, state.strict_baseline)
         report.user_properties.append((DATA, data))

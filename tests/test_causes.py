@@ -6,6 +6,7 @@ import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -660,3 +661,17 @@ def test_each_fixture_shows_exactly_its_root_causes(
         line = f"{cause['words']} — {{{cause['rule']}}}"
         assert sum(line in text for text in output.splitlines()) == 1, line
     assert f"root causes: {len(shown)} distinct defect" in output
+
+
+def test_a_recommended_fail_case_is_named_by_its_first_verdict(
+    fixture_runs: dict[str, tuple[str, JsonObject]],
+) -> None:
+    # As a failed case is: "PUB-010: 1 violation (behaviour first)" said nothing of what failed.
+    output, data = fixture_runs["never_overwrites"]
+    soft = [c for c in cast(list[JsonObject], data["cases"]) if c["outcome"] == "recommended-fail"]
+    assert soft, output[-3000:]
+    for case in soft:
+        first = cast(list[JsonObject], case["verdicts"])[0]["verdict"]
+        assert case["message"] == first
+        assert f"  {case['id']}   {str(first)[:60]}" in output
+    assert "1 violation (behaviour first)" not in output.split("recommended (a failure", 1)[1]
