@@ -1123,7 +1123,10 @@ def pytest_runtest_makereport(
         if getattr(report, "wasxfail", None) == RECOMMENDED and data.get("verdicts"):
             # Its one line is its first verdict, as a failed case's is (JUnit's message too).
             report.wasxfail = f"{RECOMMENDED}: {data['verdicts'][0]['verdict']}"
-        if state.baseline is not None and not hasattr(report, "wasxfail"):
+        # A recommended case that now passes is judged too: an entry an older baseline has
+        # for it is stale, and fails the run in pytest's words as well as the suite's.
+        soft_pass = report.passed and str(getattr(report, "wasxfail", "")).startswith(RECOMMENDED)
+        if state.baseline is not None and (not hasattr(report, "wasxfail") or soft_pass):
             mark_known(report, case_id, data, state.baseline, state.strict_baseline)
         report.user_properties.append((DATA, data))
     elif report.when == "setup" and report.failed:

@@ -272,6 +272,29 @@ def test_a_stale_entry_fails_the_run_in_junit_with_its_advice(
     assert "PUB-001 now passes at behaviour: remove its entry from the baseline" in fixed.stdout
 
 
+def test_a_recommended_case_is_never_baselined_and_a_stale_entry_for_one_shows_in_junit(
+    tmp_path: Path,
+) -> None:
+    from conformance.baseline import make_baseline
+
+    soft = {"id": "PUB-010", "outcome": "recommended-fail", "levels": {"behaviour": "failed"}}
+    hard = {"id": "PUB-001", "outcome": "failed", "levels": {"behaviour": "failed"}}
+    assert list(make_baseline({"cases": [soft, hard]})["failures"]) == ["PUB-001"]
+    # An older baseline that lists one: once the case passes, the entry is stale, and the red
+    # run must say so in pytest's words and JUnit's, not only in the suite's summary.
+    path, xml = tmp_path / "b.json", tmp_path / "junit.xml"
+    path.write_text(json.dumps({"format": 1, "failures": {"PUB-010": {"behaviour": "x"}},
+                                "cases": ["PUB-010"]}))  # fmt: skip
+    done = run_suite("--conformance-baseline", str(path), "--conformance-case", "PUB-010",
+                     f"--junitxml={xml}", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 1
+    totals, found = _junit(xml)
+    assert totals["failures"] == "1"
+    assert found["PUB-010"][0] == "failure"
+    assert "PUB-010 now passes at behaviour: remove its entry from the baseline" in done.stdout
+    assert "= 1 failed, 244 deselected in " in done.stdout.splitlines()[-1]
+
+
 def test_stale_advice_keeps_the_level_that_still_fails(tmp_path: Path) -> None:
     from conformance.baseline import Baseline
 
