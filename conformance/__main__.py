@@ -27,6 +27,7 @@ import hashlib
 import itertools
 import json
 import os
+import shlex
 import shutil
 import sys
 import tempfile
@@ -65,8 +66,10 @@ COMMAND_USAGE: Final = {
     "Write one HTML page comparing the JSON reports of several harnesses, or print (or write\n"
     "to OUT) the same comparison as text or Markdown: harnesses as columns, areas as rows.",
     "replay": "usage: python -m conformance replay REPORT.json|TRACE.jsonl CASE_ID [options]\n\n"
-    "Run one case again with the harness options the report or trace recorded (relative\n"
-    "files resolved against the directory of the report), verbose; extra options are added.",
+    "Run one case again with the harness options the report or trace recorded, verbose; extra\n"
+    "options are added. Relative files, a module:attr harness and the words of a harness\n"
+    "command are found where the recorded run started or, if that directory is gone, beside\n"
+    "the report.",
 }
 USAGE_ERROR: Final = 4
 RUN_INI: Final = Path(conformance.__file__).parent / "run.ini"
@@ -302,6 +305,7 @@ def _matrix(args: list[str]) -> int:
 
 
 FILE_OPTIONS: Final = ("--conformance-wording", "--harness-mcp-map", "--conformance-snapshots")
+COMMAND_OPTIONS: Final = ("--harness-cmd", "--harness-mcp")
 
 
 def _replay(args: list[str]) -> int:
@@ -311,24 +315,36 @@ def _replay(args: list[str]) -> int:
         )
     source, case_id, rest = args[0], args[1], args[2:]
     recorded, started = _recorded_args(source)
-    base = Path(started) if started else Path(source).resolve().parent
+    # Where the recorded run started, if it is still there; else beside the report (a CI
+    # report opened on another machine, its files and harness kept beside it).
+    base = Path(started) if started and Path(started).is_dir() else Path(source).resolve().parent
     kept = _resolved(recorded, base)
-    if started and Path(started).is_dir():
-        # A Python harness named module:attr is imported the way the recorded run found it.
-        path = os.environ.get("PYTHONPATH")
-        os.environ["PYTHONPATH"] = started + (os.pathsep + path if path else "")
-        sys.path.insert(0, started)
+    # A Python harness named module:attr is imported the way the recorded run found it.
+    path = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(base) + (os.pathsep + path if path else "")
+    sys.path.insert(0, str(base))
     return run([*kept, "--conformance-case", case_id, "-v", *rest])
 
 
 def _resolved(recorded: list[str], base: Path) -> list[str]:
-    """The recorded options, with each relative file found where the recorded run found it."""
+    """The recorded options, with each relative file found where the recorded run found it.
+
+    A harness command's words are found as the run found them (``absolute_words``).
+    """
+    from conformance.harness.loading import absolute_words  # noqa: PLC0415
+
     kept: list[str] = []
     for i, arg in enumerate(recorded):
         if arg == "--conformance-case" or (i and recorded[i - 1] == "--conformance-case"):
             continue
-        relative = i and recorded[i - 1] in FILE_OPTIONS and not os.path.isabs(arg)
-        kept.append(str(base / arg) if relative else arg)
+        before, value = (recorded[i - 1] if i else ""), arg
+        if before in COMMAND_OPTIONS:
+            with contextlib.suppress(ValueError):  # one that does not parse fails as it did
+                words = shlex.split(arg)
+                found = absolute_words(words, str(base))
+                value = shlex.join(found) if found != words else arg
+        relative = before in FILE_OPTIONS and not os.path.isabs(arg)
+        kept.append(str(base / arg) if relative else value)
     return kept
 
 

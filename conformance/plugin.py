@@ -216,7 +216,11 @@ class _State:
         self.secrets = plant_run_secrets()  # before the harness starts: it inherits them
         trace_path = config.getoption("conformance_trace")
         if trace_path:
-            header = {"harness": choice.label, "args": _run_args(config), "cwd": os.getcwd()}
+            header = {
+                "harness": choice.label,
+                "args": _run_args(config, choice),
+                "cwd": os.getcwd(),
+            }
             try:
                 self.trace = Trace(trace_path, header)
             except OSError as exc:  # checked by read_options; the disk changed since
@@ -238,8 +242,8 @@ class _State:
             trace=self.trace,
             validator=validator,
         )
-        self.report.run = {"harness": choice.label, "kind": choice.kind, "args": _run_args(config),
-                           "cwd": os.getcwd()}  # fmt: skip
+        self.report.run = {"harness": choice.label, "kind": choice.kind,
+                           "args": _run_args(config, choice), "cwd": os.getcwd()}  # fmt: skip
         try:
             transport = transport_for(choice, settings)
         except HarnessLoadError as exc:
@@ -1299,17 +1303,23 @@ def _summary(item: pytest.Item) -> str:
     return (getattr(item, "obj", None).__doc__ or "").strip().split("\n")[0]
 
 
-def _run_args(config: pytest.Config) -> list[str]:
-    """The suite options of this run, so a failed case can be replayed alone."""
-    keep = []
-    for name in ("conformance_harness", "conformance_harness_cmd", "harness_mcp", "harness_mcp_map",
-                 "conformance_level", "conformance_wording", "conformance_timeout",
+def _run_args(config: pytest.Config, choice: Choice) -> list[str]:
+    """The suite options of this run, so a failed case can be replayed alone.
+
+    As the run took them, typed or from the settings (``pyproject.toml``, ``-o``): a replay
+    from another directory finds no settings, and must not test the reference instead.
+    """
+    flag = {"python": "--harness", "cmd": "--harness-cmd", "mcp": "--harness-mcp"}.get(choice.kind)
+    keep = [flag, str(choice.value)] if flag else []  # a hook's harness: the hook hands it again
+    if choice.kind == "mcp" and choice.mcp_map:
+        keep += ["--harness-mcp-map", str(choice.mcp_map)]
+    for name in ("conformance_level", "conformance_wording", "conformance_timeout",
                  "conformance_handshake_timeout"):  # fmt: skip
         value = config.getoption(name)
+        if not value and name in ("conformance_level", "conformance_wording"):
+            value = config.getini(name)
         if value:
-            flag = "--harness" if name == "conformance_harness" else f"--{name.replace('_', '-')}"
-            flag = {"--conformance-harness-cmd": "--harness-cmd"}.get(flag, flag)
-            keep += [flag, str(value)]
+            keep += [f"--{name.replace('_', '-')}", str(value)]
     if config.getoption("conformance_in_process"):
         keep.append("--conformance-in-process")
     return keep

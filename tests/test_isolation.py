@@ -210,6 +210,67 @@ def test_a_failed_case_replays_alone_from_the_report_or_the_trace(tmp_path: Path
         assert "DRV-002" not in replay.stdout.split("short test summary", 1)[1]
 
 
+def test_a_replay_tests_the_harness_the_settings_named(tmp_path: Path) -> None:
+    # The harness and level come from pyproject.toml, which a replay from elsewhere does not
+    # find: the report must carry them, or the replay tests the reference and says "passed".
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[tool.harness-conformance]\nharness = "tests.fixtures.never_overwrites:harness"\n'
+        'level = "behaviour"\n'
+    )
+    path, trace = project / "r.json", project / "trace.jsonl"
+    done = run_suite("--conformance-case", "GRD-003", "--conformance-report", str(path),
+                     "--conformance-trace", str(trace), cwd=project)  # fmt: skip
+    assert done.returncode == 1, done.stdout[-2000:]
+    assert report(path)["run"]["args"] == [  # type: ignore[index]
+        "--harness", "tests.fixtures.never_overwrites:harness", "--conformance-level", "behaviour"
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    for source in (path, trace):
+        replay = subprocess.run(
+            [sys.executable, "-m", "conformance", "replay", str(source), "GRD-003"],
+            cwd=elsewhere, env=env, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert replay.returncode == 1, replay.stdout[-2000:]
+        assert "FAILED [GRD-003]" in replay.stdout  # the reference passes it
+        assert "level: behaviour only" in replay.stdout
+
+
+def test_a_replay_finds_a_relative_harness_command_from_anywhere_and_after_a_move(
+    tmp_path: Path,
+) -> None:
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    script = project / "run_h.sh"
+    script.write_text(
+        f"#!/bin/sh\nexec {sys.executable} -m conformance.serve --harness "
+        "tests.fixtures.never_overwrites:harness\n"
+    )
+    script.chmod(0o755)
+    path = project / "r.json"
+    done = run_suite("--harness-cmd", "./run_h.sh", "--conformance-case", "GRD-003",
+                     "--conformance-report", str(path), cwd=project)  # fmt: skip
+    assert done.returncode == 1, done.stdout[-2000:]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+
+    def replay(source: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "conformance", "replay", str(source), "GRD-003"],
+            cwd=elsewhere, env=env, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+
+    found = replay(path)
+    assert "FAILED [GRD-003]" in found.stdout, (found.stdout + found.stderr)[-2000:]
+    # A CI report opened elsewhere: the run's directory is gone, its files beside the report.
+    moved = tmp_path / "moved"
+    project.rename(moved)
+    found = replay(moved / "r.json")
+    assert "FAILED [GRD-003]" in found.stdout, (found.stdout + found.stderr)[-2000:]
+
+
 def test_a_run_leaves_nothing_in_its_directories(tmp_path: Path) -> None:
     temp = tmp_path / "tmp"
     temp.mkdir()
