@@ -567,8 +567,15 @@ class Causes:
 
 _RUN_PATH: Final = re.compile(r"(?:/private)?/(?:tmp|var/folders)/\S*?/(?:ws|outside)(?=/|\b)")
 _CALL_FAILED: Final = re.compile(r"call_tool\(.*\) failed in the harness: ")
-_SET_UP: Final = re.compile(r"^\[setup\] [A-Z]+-\d+: (?=call_tool\()")
-"""A case whose set-up call failed in the harness: the same words as that call's verdict."""
+_PHASE_CASE: Final = re.compile(r"^\[(?:setup|teardown)\] (?:[A-Z]+-\d+: )?")
+"""A set-up or teardown failure's message starts with its case: words the suite added."""
+_ERROR_CLASS: Final = re.compile(r"^(?:[A-Za-z_]\w*\.)*([A-Z]\w*(?:Error|Dead|Exception)): ")
+_CALL_ARGS: Final = re.compile(
+    r'(call_tool\("[^"]*"), .*?\)(?= failed\b| not made\b| did not answer\b| in a batch\b|: )'
+)
+"""A tool call's arguments in an error's words: one cause whatever file each call named."""
+_NOT_MADE: Final = re.compile(r"^(?:call_tool\(\S*, …\)|batch of \d+ requests|\w+) not made: ")
+"""A call the suite did not make, the harness being dead: which call it was is no part of it."""
 _REFUSED: Final = "refused-instead-of-accepted"
 _TEXTS: Final = frozenset({"text-differs", *SHAPE_RULES})
 """Deviations of a call's text (its wrong structured error is part of the same answer)."""
@@ -773,12 +780,30 @@ def _unexplained(sentence: str, found: dict[str, RootCause]) -> str:
     (the verdict names it): one error the harness gives for every call is one cause.
     """
     first = sentence.strip().splitlines()[0] if sentence.strip() else "failed"
-    plain = _SET_UP.sub("HarnessCallError: ", _RUN_PATH.sub("<workspace>", first))
-    plain = _CALL_FAILED.sub("a call failed in the harness: ", plain, 1)
+    plain = _plain(first)
     sig = f"unexplained · {plain}"
     if sig not in found:
         found[sig] = RootCause(sig, None, True, plain=plain)
     return sig
+
+
+def _plain(first: str) -> str:
+    """An error's words without what the suite added: the case, the call's arguments, a path.
+
+    A set-up failure names no exception; it gets the one the same failure in a case's body
+    names, so both are one cause.
+    """
+    text, phase = _PHASE_CASE.subn("", _RUN_PATH.sub("<workspace>", first), count=1)
+    named = _ERROR_CLASS.match(text)
+    kind, body = (named.group(1), text[named.end() :]) if named else (None, text)
+    body = _CALL_ARGS.sub(r"\1, …)", body, count=1)
+    body, dead = _NOT_MADE.subn("a call not made: ", body, count=1)
+    body, failed = _CALL_FAILED.subn("a call failed in the harness: ", body, count=1)
+    if kind is None and phase and (dead or failed or body.startswith("call_tool(")):
+        kind = "HarnessCallError"
+    if kind in ("HarnessCallError", "HarnessDead"):  # the call that found it dead: same words
+        kind = "HarnessDead" if dead else "HarnessCallError"
+    return f"{kind}: {body}" if kind else body
 
 
 def _add(found: dict[str, RootCause], sig: str, tool: str | None) -> None:

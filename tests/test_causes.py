@@ -153,7 +153,7 @@ def test_an_answer_no_signature_fits_is_its_own_cause_in_plain_words() -> None:
     assert [(c.words, c.rule, c.cases) for c in causes.causes] == [
         (crash, None, ["RD-001"]),
         ("ValueError: something else", None, ["RD-002"]),
-        ("[setup] the harness died", None, ["RD-003"]),
+        ("the harness died", None, ["RD-003"]),  # its phase is the suite's word, not the harness's
     ]
 
 
@@ -262,6 +262,31 @@ def test_one_error_a_harness_gives_for_every_call_is_one_cause() -> None:
     causes = group(cases)
     assert [(c.words, c.cases) for c in causes.causes] == [
         (f"HarnessCallError: a call failed in the harness: {said}", ["RD-001", "RD-002", "DEL-001"])
+    ]
+
+
+def test_words_the_suite_adds_to_an_error_never_make_it_another_cause() -> None:
+    # The case's ID, the call's arguments, which call found the harness dead and the class of
+    # the error are the suite's words: a harness that hung once is not 88 distinct defects.
+    dead = "the harness is dead: 3 calls in a row timed out"
+    slow = "did not answer within 2.0 s (--conformance-timeout); it wrote nothing to stderr"
+    messages = {
+        "REM-009": f"[setup] REM-009: open_workspace not made: {dead}",
+        "REM-010": f"[setup] REM-010: open_workspace not made: {dead}",
+        "RD-001": f'HarnessDead: call_tool("read", {{"file_path": "a.txt"}}) not made: {dead}',
+        "TAX-027": f"HarnessDead: batch of 5 requests not made: {dead}",
+        "GRD-001": f'HarnessCallError: call_tool("write", {{"file_path": "a", "content": ")"}}) {slow}',
+        "GRD-002": f'HarnessDead: call_tool("write", {{"file_path": "b.txt"}}) {slow}',
+        "DEL-001": f'[setup] DEL-001: call_tool("write", {{"file_path": "c"}}) {slow}',
+        "PRV-006": "[teardown] conformance.harness.contract.ContractError: close_workspace: x",
+        "PRV-007": "[teardown] conformance.harness.contract.ContractError: close_workspace: x",
+    }
+    cases = [{"id": case, "outcome": "failed", "message": text} for case, text in messages.items()]
+    causes = group(cases)
+    assert [(c.words, c.cases) for c in causes.causes] == [
+        (f"HarnessDead: a call not made: {dead}", ["REM-009", "REM-010", "RD-001", "TAX-027"]),
+        (f'HarnessCallError: call_tool("write", …) {slow}', ["GRD-001", "GRD-002", "DEL-001"]),
+        ("ContractError: close_workspace: x", ["PRV-006", "PRV-007"]),
     ]
 
 
