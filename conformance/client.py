@@ -630,10 +630,14 @@ class Client:
             raise outcome
         owners = [c for c, ms in PROTOCOL_METHODS_OF.items() if method in ms]
         owner = next((c for c in owners if self.profile.has(c)), "a")
+        # A tools method cannot be listed as lacking (SPEC {contract.declared}): every harness
+        # implements all three, so the only advice is to implement it.
+        remedy = (
+            "implement it" if owner == "tools" else "implement it, or list it in describe.lacks"
+        )
         self.unknown[method] = (
             f"{method}: the harness declares the {owner} capability but answered {method} "
-            f"as an unknown method; implement it, or list it in describe.lacks "
-            f"({cite('contract.declared')})"
+            f"as an unknown method; {remedy} ({cite('contract.declared')})"
         )
         raise ContractError(self.unknown[method]) from None
 

@@ -36,7 +36,7 @@ from conformance.baseline import Baseline, BaselineError
 from conformance.basetemp import HARNESS_CWD, HARNESS_TMP, BaseTempError, RunBase, default_base
 from conformance.client import Client, HarnessGone
 from conformance.failures import OwnWords
-from conformance.harness.contract import Profile
+from conformance.harness.contract import ContractError, Profile
 from conformance.harness.loading import (
     DEFAULT_HARNESS,
     Choice,
@@ -1174,7 +1174,7 @@ def own_words(item: pytest.Item, call: pytest.CallInfo[None]) -> str | None:
     if call.excinfo is None or case_id is None:
         return None
     error = call.excinfo.value
-    if call.when in ("setup", "teardown") and isinstance(error, HarnessCallError):
+    if call.when in ("setup", "teardown") and isinstance(error, HarnessCallError | ContractError):
         return scrub(display.text(f"{case_id}: {error}"))
     judge = item.config.stash[STATE].judges.get(item.nodeid)
     if call.when != "teardown" and judge is not None and isinstance(error, ConformanceFailure):

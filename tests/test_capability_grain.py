@@ -49,6 +49,24 @@ def test_a_python_harness_missing_a_declared_method_stops_before_the_first_case(
     assert "passed" not in done.stdout
 
 
+def test_a_missing_tools_method_is_never_advised_into_describe_lacks() -> None:
+    from conformance.harness.contract import ContractError, parse_profile
+
+    class NoClose:
+        def open_workspace(self, root: str, options: object) -> str:
+            return "s"
+
+        def call_tool(self, session: str, name: str, arguments: object) -> object:
+            return {}
+
+    answer = {"name": "n", "version": "1", "language": "python", "capabilities": ["tools"]}
+    with pytest.raises(ContractError) as raised:
+        parse_profile(answer, "h", methods_of=NoClose())
+    assert str(raised.value).endswith(
+        "has no close_workspace() method (every harness implements it)"
+    )
+
+
 def test_lacks_naming_a_tools_method_is_one_line() -> None:
     done = run_suite("--harness", fixture("grain:LacksATool"), "-q", cwd=REPO)
     assert done.returncode == 4

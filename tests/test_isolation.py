@@ -155,6 +155,21 @@ def test_a_case_the_deadline_cuts_short_is_not_run_never_failed(tmp_path: Path) 
     assert "INCOMPLETE: the run's deadline (10 s) passed (1 case not run)" in done.stdout
 
 
+def test_a_tools_method_answered_as_unknown_is_one_line_per_case_and_one_cause(
+    tmp_path: Path,
+) -> None:
+    # As the Node kit answers a handler it does not have: no tracebacks through the suite, and
+    # no advice to list it in describe.lacks, which the suite refuses for a tools method.
+    done, _ = hostile_run("--harness", fixture("no_close:harness"), "-k", "RD-00", cwd=tmp_path)
+    out = done.stdout + done.stderr
+    assert "Traceback" not in out
+    assert "conformance/client.py" not in out
+    assert "as an unknown method; implement it (SPEC §6.2 {contract.declared}" in out
+    assert "describe.lacks" not in out
+    assert "RD-001: close_workspace: the harness declares the tools capability" in out
+    assert "root causes: 1 distinct defect in 18 failed cases" in out
+
+
 def test_stray_prints_stay_off_the_protocol_stream(tmp_path: Path) -> None:
     done = run_suite("-q", "--harness", fixture("hostile:prints"), "-k", "GRD", cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-3000:]

@@ -52,6 +52,22 @@ def test_an_incomplete_report_never_exits_zero() -> None:
     assert (report.exit_status(), report.reason) == (1, "the run was interrupted")
 
 
+def test_a_case_failed_in_its_call_and_its_teardown_is_named_by_its_verdict() -> None:
+    report = Report(suite={"name": "harness-conformance", "version": "0"}, spec="2")
+    report.add("PRV-006", "failed", 'read of "blob.bin" accepted', None)
+    report.add("PRV-006", "failed", "[teardown] PRV-006: close_workspace: …", None)
+    assert report.cases["PRV-006"].message == 'read of "blob.bin" accepted'
+    report.add("RD-001", "passed", None, None)
+    report.add("RD-001", "failed", "[teardown] RD-001: close_workspace: …", None)
+    assert report.cases["RD-001"].message == "[teardown] RD-001: close_workspace: …"
+    report.add("RD-002", "expected-fail", "known", None)
+    report.add("RD-002", "failed", "[teardown] RD-002: x", None)
+    assert (report.cases["RD-002"].outcome, report.cases["RD-002"].message) == (
+        "failed",
+        "[teardown] RD-002: x",
+    )
+
+
 def test_a_long_verdict_keeps_its_rule_in_one_line() -> None:
     verdict = (
         "write of a.txt "

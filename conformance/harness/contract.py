@@ -238,10 +238,14 @@ def _check_methods(
     for capability in sorted(capabilities, key=CAPABILITIES.index):
         for method in CAPABILITY_METHODS[capability]:
             if method not in lacks and not callable(getattr(harness, method, None)):
+                remedy = (
+                    "every harness implements it"  # describe.lacks never names one of tools
+                    if capability == "tools"
+                    else "list it in describe.lacks if it is missing on purpose"
+                )
                 raise ContractError(
                     f"{where}: describe declares the {capability} capability, but the harness "
-                    f"has no {method}() method (list it in describe.lacks if it is missing "
-                    "on purpose)"
+                    f"has no {method}() method ({remedy})"
                 )
 
 

@@ -88,8 +88,12 @@ class CaseResult:
     """For a stale baseline entry: what to remove, level by level."""
 
     def record(self, outcome: str, message: str | None, data: JsonObject | None = None) -> None:
-        """Fold in one phase's verdict: the worse outcome wins."""
-        if _RANK[outcome] >= _RANK[self.outcome]:
+        """Fold in one phase's verdict: the worse outcome wins, the earlier phase's words a tie.
+
+        A case whose call failed and whose teardown failed too is named by its verdict.
+        """
+        rank, now = _RANK[outcome], _RANK[self.outcome]
+        if rank > now or (rank == now and self.message is None):
             self.outcome, self.message = outcome, message
         if data:
             self.levels = data.get("levels", self.levels) or self.levels
