@@ -412,6 +412,8 @@ class Session:
         self.generation = -1
         self.observations = Observations(root, options)
         """What the spec says this session has seen: the situation of each call comes from it."""
+        self.suite_changes: dict[str, Entry | None] | None = None
+        """What a pause action this session armed changed during its call (the suite's doing)."""
         self._open()
 
     def _open(self) -> None:
@@ -456,7 +458,7 @@ class Session:
             key, roots = self.observations.key(path), self.observations.real_roots()
             record.situation = self.observations.situation(name, path, (key, roots))
             record.target = os.path.relpath(key[1], roots[0])
-        client.suite_changes = None
+        self.suite_changes = None
         before = watch.snapshot() if watch is not None else {}
         try:
             wire = client.call(
@@ -465,7 +467,7 @@ class Session:
         except Exception as exc:
             record.failure = str(exc)
             raise
-        suite_changes = client.take_suite_changes()
+        suite_changes = self._take_suite_changes()
         if suite_changes is not None:
             before = dict(before)
             for path, entry in suite_changes.items():
@@ -491,6 +493,15 @@ class Session:
             result, call_id, text, is_error, error, blocks, record, changes, judge, client.profile,
             after, client.wording.remedies(),
         )  # fmt: skip
+
+    def _take_suite_changes(self) -> dict[str, Entry | None] | None:
+        """What this session's pause action changed during its call, once.
+
+        This session's own: a racing call of another session ends first or last by timing,
+        and must never take (and so undo) what this call's pause action changed.
+        """
+        changes, self.suite_changes = self.suite_changes, None
+        return changes
 
     def read(self, path: str, **extra: Json) -> Result:
         """``read``."""
@@ -544,7 +555,7 @@ class Session:
                 pause.fired = True
                 if watch is not None:  # what the action changed is the suite's own doing
                     after = watch.snapshot()
-                    client.suite_changes = {c.path: after.get(c.path) for c in diff(before, after)}
+                    self.suite_changes = {c.path: after.get(c.path) for c in diff(before, after)}
 
         client.transport.add_pause_handler(handler)
         try:
@@ -580,7 +591,6 @@ class Client:
         self.wording = wording
         self.judge: Judge | None = None
         self.watch: Watch | None = None
-        self.suite_changes: dict[str, Entry | None] | None = None
         self.secrets: RunSecrets | None = None
         """The secrets planted in the harness's environment for this run."""
         self.scratch: dict[str, Path] = {}
@@ -593,11 +603,6 @@ class Client:
         """Called (the plugin skips the case as not applicable) before a lacked method is used."""
         self.dead_ends_case = False
         """Inside a property's body: a dead harness raises ``HarnessGone`` (the plugin sets it)."""
-
-    def take_suite_changes(self) -> dict[str, Entry | None] | None:
-        """What a pause action changed during the last call (the suite's doing), once."""
-        changes, self.suite_changes = self.suite_changes, None
-        return changes
 
     def call(self, method: str, params: JsonObject) -> Json:
         """One raw contract call.
