@@ -1220,7 +1220,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if config.option.collectonly:
         return  # nothing ran, nothing to judge: pytest's listing and status stand
     report = state.report
-    if exitstatus == pytest.ExitCode.USAGE_ERROR or (not state.selected and not report.cases):
+    if exitstatus == pytest.ExitCode.USAGE_ERROR:
+        return
+    if not state.selected and not report.cases:
+        if exitstatus == pytest.ExitCode.INTERRUPTED and state.helper is None:
+            # Before its cases were collected: the report says so all the same, and the harness
+            # is not started (or greeted) now to fill in its name.
+            report.incomplete("the run was interrupted before its cases were collected")
+            report.duration_s = state.elapsed()
+            state.write_reports()
         return
     if not report.harness and state.not_started is None:  # an xdist controller collects nothing
         report.harness = state.connect().profile.to_json()
@@ -1266,7 +1274,11 @@ def pytest_terminal_summary(
         return
     if config.getoption("conformance_list_cases"):
         return
-    if not state.report.cases or config.option.collectonly:
+    if config.option.collectonly:
+        return
+    if not state.report.cases:
+        if not state.report.complete:  # interrupted before its cases were collected
+            terminalreporter.write_line(f"INCOMPLETE: {state.report.reason}")
         return
     terminalreporter.write_sep("=", "harness conformance")
     for line in terminal.lines(state.report):

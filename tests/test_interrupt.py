@@ -7,6 +7,9 @@ signal raised at a loop's jump back has none, and the run ended with a TypeError
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import cast
 
@@ -14,7 +17,7 @@ import pytest
 
 from conformance import interrupt
 from tests.fixtures.interrupted_off_line import off_line
-from tests.suite import report, run_suite
+from tests.suite import REPO, report, run_suite
 
 
 def _interruption() -> KeyboardInterrupt:
@@ -56,3 +59,29 @@ def test_a_run_interrupted_off_a_line_ends_as_interrupted(tmp_path: Path) -> Non
     assert "KeyboardInterrupt" in done.stdout
     data = report(path)
     assert (data["complete"], data["reason"]) == (False, "the run was interrupted")
+
+
+def test_a_run_interrupted_while_it_collects_still_writes_its_reports(tmp_path: Path) -> None:
+    # The signal comes before any case is known (driven: the plugin signals as the first case
+    # module is collected); CI's cancel in the first second must not lose the reports.
+    path, summary = tmp_path / "report.json", tmp_path / "summary.md"
+    done = run_suite("-p", "tests.fixtures.term_in_collection", "--conformance-jobs", "1",
+                     "--conformance-report", str(path), "--conformance-report-md", str(summary),
+                     cwd=tmp_path)  # fmt: skip
+    assert done.returncode == pytest.ExitCode.INTERRUPTED, done.stdout[-3000:] + done.stderr
+    data = report(path)
+    reason = "the run was interrupted before its cases were collected"
+    assert (data["complete"], data["reason"], data["cases"]) == (False, reason, [])
+    assert summary.read_text().startswith("## Harness conformance: ? — INCOMPLETE\n")
+    assert f"INCOMPLETE: {reason}" in done.stdout
+    # Nor does such a report make a baseline: every case would be known, none of its failures.
+    made = subprocess.run(
+        [sys.executable, "-m", "conformance", "baseline", str(path)],
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True,
+        text=True, check=False,
+    )  # fmt: skip
+    assert made.returncode == 4
+    assert made.stderr.strip().splitlines() == [
+        f"ERROR: {path}: the run was cut short ({reason}; 0 not run): "
+        "make the baseline from a complete run"
+    ]

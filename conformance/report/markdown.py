@@ -11,17 +11,21 @@ from conformance.report.terminal import describe_harness
 def render(report: Report) -> str:
     """The whole summary."""
     harness = report.harness
-    status = "passed" if report.exit_status() == 0 else "FAILED"
+    any_failed = any(r.outcome == "failed" for r in report.cases.values())
+    status = (
+        "passed" if report.exit_status() == 0 else "FAILED" if any_failed or report.complete
+        else "INCOMPLETE"
+    )  # fmt: skip
     level = "behaviour only" if report.level == "behaviour" else "behaviour + wording"
-    title = f"{harness.get('name', '?')} {harness.get('version', '')}"
+    title = f"{harness.get('name', '?')} {harness.get('version', '')}".rstrip()
     out = [
         f"## Harness conformance: {title} — {status}",
         "",
         f"Suite {report.suite['name']} {report.suite['version']}, spec {report.spec}, "
         f"level: **{level}**.",
-        "",
-        *(f"- {line}" for line in describe_harness(harness)),
     ]
+    if harness:  # not when the run ended before the harness was greeted
+        out += ["", *(f"- {line}" for line in describe_harness(harness))]
     if not report.complete:
         out += ["", f"> **Incomplete run:** {report.reason}"]
     causes = report.causes()
