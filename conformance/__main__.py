@@ -29,6 +29,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -157,10 +158,36 @@ def run(args: Sequence[str]) -> int:
         sys.stdout = sys.stderr  # pytest's own lines; the listing alone goes to stdout
     try:
         return int(pytest.main([*_BASE, *extra, *args], plugins=[_one_line_usage()]))
+    except KeyboardInterrupt:
+        _report_not_started(args)  # pytest let it through: its session had not started
+        raise
     finally:
         sys.stdout = stdout
         if own_temp is not None:
             shutil.rmtree(own_temp, ignore_errors=True)
+
+
+def _report_not_started(args: Sequence[str]) -> None:
+    """The reports a run asked for, when it was interrupted before pytest's session started.
+
+    They are always written (docs/protocol.md), here with no case and that reason.
+    """
+    from conformance.report import Report, markdown  # noqa: PLC0415
+    from conformance.rules import spec_version  # noqa: PLC0415
+
+    report = Report(
+        suite={"name": "harness-conformance", "version": conformance.__version__},
+        spec=spec_version(),
+    )
+    report.incomplete("the run was interrupted before it started")
+    writers: dict[str, Callable[[str], None]] = {
+        "--conformance-report": report.write,
+        "--conformance-report-md": lambda to: markdown.write(report, to),
+    }
+    for option, write in writers.items():
+        for path in _values(args, (option,)):
+            with contextlib.suppress(OSError):  # a place checked only once pytest starts
+                write(path)
 
 
 def cache_dir(args: Sequence[str], overrides: Mapping[str, str] | None = None) -> Path:
@@ -389,6 +416,8 @@ def _recorded_args(source: str) -> tuple[list[str], str | None]:
 
 def console() -> None:
     """``python -m conformance`` and ``harness-conformance``: ``main``, then ``leave``."""
+    if hasattr(signal, "SIGTERM") and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, BeforeTheRun())
     try:
         code = main()
         # Buffered, stdout may hold the lines pytest wrote after its reader left (pytest then
@@ -396,7 +425,27 @@ def console() -> None:
         sys.stdout.flush()
     except BrokenPipeError:
         code = _stdout_closed()
+    except KeyboardInterrupt:  # before pytest's session: it has nothing to report yet
+        print("INCOMPLETE: the run was interrupted before it started", file=sys.stderr)
+        code = INTERRUPTED
     leave(code)
+
+
+INTERRUPTED: Final = 2
+"""pytest's exit status for an interrupted run, also before its session starts."""
+
+
+class BeforeTheRun:
+    """SIGTERM before the run's own handler is in place: an interruption, not a kill.
+
+    Without it a CI cancel in the first half second killed the process (status 143) and left
+    its temporary directory; the plugin replaces it once the session starts.
+    """
+
+    before_the_run: Final = True
+
+    def __call__(self, signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
 
 
 STDOUT_CLOSED: Final = 141

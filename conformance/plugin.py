@@ -633,7 +633,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     state.started = state.clock()
     _RUNS.append(state)
     with contextlib.suppress(ValueError):  # not the main thread
-        if hasattr(signal, "SIGTERM") and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        term = signal.getsignal(signal.SIGTERM) if hasattr(signal, "SIGTERM") else None
+        if term is signal.SIG_DFL or getattr(term, "before_the_run", False):  # ``__main__``'s
             signal.signal(signal.SIGTERM, _interrupt)
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             signal.signal(signal.SIGINT, _interrupt)

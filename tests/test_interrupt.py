@@ -85,3 +85,26 @@ def test_a_run_interrupted_while_it_collects_still_writes_its_reports(tmp_path: 
         f"ERROR: {path}: the run was cut short ({reason}; 0 not run): "
         "make the baseline from a complete run"
     ]
+
+
+def test_a_run_interrupted_before_pytest_starts_ends_as_interrupted(tmp_path: Path) -> None:
+    # SIGTERM while pytest loads its plugins (driven: importing the plugin signals): it was a
+    # kill (143), with no report and the run's temporary directory left behind.
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    path, summary = tmp_path / "report.json", tmp_path / "summary.md"
+    done = run_suite("-p", "tests.fixtures.term_at_start", "--conformance-report", str(path),
+                     "--conformance-report-md", str(summary), cwd=tmp_path,
+                     env={"TMPDIR": str(temp)})  # fmt: skip
+    assert done.returncode == pytest.ExitCode.INTERRUPTED, done.stdout[-3000:] + done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "INCOMPLETE: the run was interrupted before it started"
+    ]
+    data = report(path)
+    assert (data["complete"], data["reason"], data["cases"]) == (
+        False,
+        "the run was interrupted before it started",
+        [],
+    )
+    assert summary.read_text().startswith("## Harness conformance: ? — INCOMPLETE\n")
+    assert os.listdir(temp) == []
