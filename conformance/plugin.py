@@ -86,6 +86,8 @@ class _State:
         self.client: Client | None = None
         self.choice: Choice | None = None
         self.launched = False
+        self.signalled = False
+        """Interrupted: the run is ending, and a second SIGTERM must not cut its reports short."""
         self.launch_failure: HarnessLoadError | None = None
         self.spare: Stdio | None = None
         """A second instance of the harness, started with the first for a case that needs one."""
@@ -394,6 +396,7 @@ class _State:
         Not under ``--pdb``, where pytest goes on after a Ctrl-C in a case.
         """
         if not self.config.getoption("usepdb", False):
+            self.signalled = True
             self.end_harness("the run was interrupted")
 
     def end_harness(self, why: str) -> None:
@@ -632,6 +635,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     state = session.config.stash[STATE]
     state.started = state.clock()
     _RUNS.append(state)
+    _STARTED.append(True)
     with contextlib.suppress(ValueError):  # not the main thread
         term = signal.getsignal(signal.SIGTERM) if hasattr(signal, "SIGTERM") else None
         if term is signal.SIG_DFL or getattr(term, "before_the_run", False):  # ``__main__``'s
@@ -679,9 +683,17 @@ def _names_cases(arg: str) -> bool:
 
 _RUNS: list[_State] = []
 """The runs in this process between their start and their end, for the signal handler."""
+_STARTED: list[bool] = []
+
+
+def session_started() -> bool:
+    """Whether a run's session started in this process (its own reports are then written)."""
+    return bool(_STARTED)
 
 
 def _interrupt(signum: int, frame: types.FrameType | None) -> None:
+    if signum != signal.SIGINT and any(run.signalled for run in _RUNS):
+        return  # CI's repeated SIGTERM while the run ends; a second Ctrl-C still stops it
     # At once, before anything unwinds: a case's ``finally`` that stops a harness instance
     # (PUB-010's second) must not let one of the case's threads start another.
     for run in _RUNS:
@@ -1231,7 +1243,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             report.duration_s = state.elapsed()
             state.write_reports()
         return
-    if not report.harness and state.not_started is None:  # an xdist controller collects nothing
+    interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+    if not report.harness and state.not_started is None and not interrupted:
+        # An xdist controller collects nothing; an interrupted run never waits for a greeting.
         report.harness = state.connect().profile.to_json()
     report.duration_s = state.elapsed()
     for case_id in state.selected:

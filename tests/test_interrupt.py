@@ -72,7 +72,10 @@ def test_a_run_interrupted_while_it_collects_still_writes_its_reports(tmp_path: 
     data = report(path)
     reason = "the run was interrupted before its cases were collected"
     assert (data["complete"], data["reason"], data["cases"]) == (False, reason, [])
-    assert summary.read_text().startswith("## Harness conformance: ? — INCOMPLETE\n")
+    assert summary.read_text().startswith(
+        "## Harness conformance: harness not known (the run ended before its handshake) — "
+        "INCOMPLETE\n"
+    )
     assert f"INCOMPLETE: {reason}" in done.stdout
     # Nor does such a report make a baseline: every case would be known, none of its failures.
     made = subprocess.run(
@@ -106,5 +109,22 @@ def test_a_run_interrupted_before_pytest_starts_ends_as_interrupted(tmp_path: Pa
         "the run was interrupted before it started",
         [],
     )
-    assert summary.read_text().startswith("## Harness conformance: ? — INCOMPLETE\n")
+    assert summary.read_text().startswith(
+        "## Harness conformance: harness not known (the run ended before its handshake) — "
+        "INCOMPLETE\n"
+    )
     assert os.listdir(temp) == []
+
+
+def test_a_run_interrupted_while_its_harness_starts_does_not_wait_for_the_handshake(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "report.json"
+    done = run_suite("--harness", "tests.fixtures.term_while_starting:harness",
+                     "--conformance-jobs", "1", "--conformance-handshake-timeout", "60",
+                     "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == pytest.ExitCode.INTERRUPTED, done.stdout[-3000:] + done.stderr
+    data = report(path)
+    assert (data["complete"], data["harness"]) == (False, {})
+    assert str(data["reason"]).startswith("the run was interrupted")
+    assert "did not complete the handshake" not in done.stdout + done.stderr

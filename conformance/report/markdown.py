@@ -18,6 +18,8 @@ def render(report: Report) -> str:
     )  # fmt: skip
     level = "behaviour only" if report.level == "behaviour" else "behaviour + wording"
     title = f"{harness.get('name', '?')} {harness.get('version', '')}".rstrip()
+    if not harness:
+        title = "harness not known (the run ended before its handshake)"
     out = [
         f"## Harness conformance: {title} — {status}",
         "",

@@ -44,11 +44,15 @@ def lines(report: Report) -> list[str]:
     harness = report.harness
     level = "behaviour only" if report.level == "behaviour" else "behaviour + wording"
     leading = root_cause_lines(report.causes())
+    who = (
+        f"{harness.get('name', '?')} {harness.get('version', '?')} ({harness.get('language', '?')})"
+        if harness
+        else "not known (the run ended before the harness answered its handshake)"
+    )
     out = [
-        f"harness: {harness.get('name', '?')} {harness.get('version', '?')} "
-        f"({harness.get('language', '?')})    suite: {report.suite['name']} "
+        f"harness: {who}    suite: {report.suite['name']} "
         f"{report.suite['version']}    spec: {report.spec}    level: {level}",
-        *describe_harness(harness),
+        *(describe_harness(harness) if harness else []),
         "",
         *leading,
         *([""] if leading else []),
