@@ -32,7 +32,7 @@ from conformance.causes import (
     text_shape,
     text_signature,
 )
-from conformance.harness.contract import JsonObject
+from conformance.harness.contract import Json, JsonObject
 from conformance.report import Report, matrix, terminal
 from conformance.report import markdown as markdown_report
 from conformance.spec import Wording
@@ -700,3 +700,6 @@ def test_a_recommended_fail_case_is_named_by_its_first_verdict(
         assert case["message"] == first
         assert f"  {case['id']}   {str(first)[:60]}" in output
     assert "1 violation (behaviour first)" not in output.split("recommended (a failure", 1)[1]
+    # Every case is in one column of the area table (a recommended failure under xfail).
+    total = next(line for line in output.splitlines() if line.startswith("total "))
+    assert sum(int(cell) for cell in total.split()[1:7]) == len(cast(list[Json], data["cases"]))

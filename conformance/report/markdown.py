@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from conformance.report import AREAS, CaseResult, Report, area_of, level_counts, write_text
-from conformance.report.terminal import describe_harness
+from conformance.report.terminal import describe_harness, expected_column
 
 
 def render(report: Report) -> str:
@@ -57,7 +57,8 @@ def render(report: Report) -> str:
             else "{}/{}".format(*level_counts(results, "wording"))
         )
         out.append(
-            f"| {area} | {counts['passed']} | {counts['failed']} | {counts['expected-fail']} | "
+            f"| {area} | {counts['passed']} | {counts['failed']} | "
+            f"{expected_column(counts, 'expected-fail')} | "
             f"{counts['not-applicable']} | {counts['not-run']} | {behaviour} | {wording} |"
         )
     failed = [r for r in report.ordered() if r.outcome == "failed"]
