@@ -393,10 +393,13 @@ def _recorded_args(source: str) -> tuple[list[str], str | None]:
             text = handle.read()
     except OSError as exc:
         raise ValueError(f"{source}: cannot be read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{source}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    not_json = None
     try:
         data = json.loads(text)
-    except ValueError:
-        data = None
+    except ValueError as exc:
+        data, not_json = None, exc
     if isinstance(data, dict) and isinstance(data.get("run"), dict):
         recorded, started = data["run"].get("args", []), data["run"].get("cwd")
     else:
@@ -410,6 +413,9 @@ def _recorded_args(source: str) -> tuple[list[str], str | None]:
                     f"{source}: is a baseline, not a report or a trace (replay reads the JSON "
                     "report of a run, --conformance-report, or its --conformance-trace)"
                 ) from None
+            if not_json is not None and text.lstrip().startswith("{"):
+                # JSON that does not parse, and no trace's first line: a report cut short.
+                raise ValueError(f"{source}: not JSON: {not_json}") from None
             raise ValueError(f"{source}: neither a conformance report nor a trace") from None
     if not isinstance(recorded, list) or not all(isinstance(a, str) for a in recorded):
         raise ValueError(f"{source}: the recorded run options are malformed")

@@ -333,6 +333,26 @@ def test_a_baseline_given_as_a_report_is_named_as_such(tmp_path: Path) -> None:
         assert "malformed" not in done.stderr
 
 
+def test_replay_names_the_file_and_what_is_wrong_with_it(tmp_path: Path) -> None:
+    whole = json.dumps({"suite": {}, "run": {"args": []}, "cases": []}, indent=2)
+    files = {
+        "cut.json": (whole[:20], "cut.json: not JSON: "),
+        "bin.jsonl": (b"ab\xd0\x01cd", "bin.jsonl: not UTF-8 text (byte 2: invalid continuation"),
+        "other.txt": ("hello\n", "other.txt: neither a conformance report nor a trace"),
+    }
+    for name, (content, said) in files.items():
+        path = tmp_path / name
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+        done = cli("replay", name, "RD-001", cwd=tmp_path)
+        assert done.returncode == 4
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1, lines
+        assert lines[0].startswith(f"ERROR: {said}"), lines
+
+
 def test_snapshot_update_on_a_harness_without_loop_says_why_nothing_was_written(
     tmp_path: Path,
 ) -> None:
