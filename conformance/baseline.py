@@ -85,6 +85,8 @@ class Decision:
     """Listed levels at which it still fails."""
     unjudged_levels: tuple[str, ...] = ()
     """Listed levels this run did not judge (``--conformance-level behaviour``)."""
+    unlisted_levels: tuple[str, ...] = ()
+    """Levels at which a listed case fails that its entry does not list: what fails the run."""
 
     def advice(self, case_id: str) -> str:
         """The action for a stale entry, level by level: never one that creates a failure."""
@@ -199,7 +201,8 @@ class Baseline:
             level for level in LEVELS if level in entry and level not in stale and level not in kept
         )
         expected = failed and failing <= set(entry)
-        return Decision("stale" if stale else "listed", expected, stale, kept, unjudged)
+        unlisted = tuple(level for level in LEVELS if level in failing and level not in entry)
+        return Decision("stale" if stale else "listed", expected, stale, kept, unjudged, unlisted)
 
     def apply(self, report: Report, *, strict_new: bool) -> None:
         """Turn listed failures into expected ones, and flag stale entries and new cases.
@@ -218,6 +221,16 @@ class Baseline:
             result.baseline = decision.status
             if decision.status == "stale":
                 result.baseline_advice = decision.advice(result.id)
+            elif result.outcome == "failed" and decision.unlisted_levels:
+                # Named by what fails the run, not by the failure the baseline already accepts.
+                levels = decision.unlisted_levels
+                first = next(
+                    (str(v["verdict"]) for v in result.verdicts if v.get("level") in levels), None
+                )
+                result.baseline_advice = (
+                    f"now fails at {' and '.join(levels)}, which the baseline does not list"
+                    + (f": {first.splitlines()[0]}" if first else "")
+                )
             if result.outcome == "failed" and decision.expected:
                 result.outcome = "expected-fail"
         report.baseline = {

@@ -295,6 +295,28 @@ def test_a_recommended_case_is_never_baselined_and_a_stale_entry_for_one_shows_i
     assert "= 1 failed, 244 deselected in " in done.stdout.splitlines()[-1]
 
 
+def test_a_listed_case_failing_at_an_unlisted_level_is_named_by_that_failure(
+    tmp_path: Path,
+) -> None:
+    from conformance.baseline import Baseline
+    from conformance.report import Report
+    from conformance.report.terminal import lines
+
+    path = tmp_path / "b.json"
+    entry = {"behaviour": "known"}
+    path.write_text(json.dumps({"format": 1, "failures": {"STM-001": entry}, "cases": ["STM-001"]}))
+    report = Report(suite={"name": "harness-conformance", "version": "0"}, spec="2")
+    verdicts = [{"level": "behaviour", "verdict": "known"}, {"level": "wording", "verdict": "new"}]
+    report.add("STM-001", "failed", "known", {"levels": {"behaviour": "failed",
+               "wording": "failed"}, "verdicts": verdicts})  # fmt: skip
+    Baseline.load(str(path)).apply(report, strict_new=False)
+    result = report.cases["STM-001"]
+    assert (result.outcome, result.baseline) == ("failed", "listed")
+    said = "now fails at wording, which the baseline does not list: new"
+    assert result.baseline_advice == said
+    assert f"  STM-001   {said}" in lines(report)
+
+
 def test_stale_advice_keeps_the_level_that_still_fails(tmp_path: Path) -> None:
     from conformance.baseline import Baseline
 

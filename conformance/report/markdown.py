@@ -66,6 +66,8 @@ def render(report: Report) -> str:
         out += ["", "### Failed cases", ""]
         for result in failed:
             note = causes.note(result.id)
+            if result.baseline == "listed" and result.baseline_advice:  # what fails it
+                note = _escape(result.baseline_advice.splitlines()[0])
             out.append(f"- **{result.id}** ({', '.join(f'`{r}`' for r in result.rules)})"
                        + (f" — {note}" if note else ""))  # fmt: skip
             if note:

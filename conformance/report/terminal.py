@@ -78,6 +78,8 @@ def lines(report: Report) -> list[str]:
         out += ["", "failed cases:"]
         for r in failed:
             note = causes.note(r.id)
+            if r.baseline == "listed" and r.baseline_advice:  # what fails it is not listed
+                note = _one_line(r.baseline_advice)
             out.append(f"  {r.id:<9} {note}" if note else f"  {r.id:<9} {_one_line(r.message)}")
     soft = [r for r in report.ordered() if r.outcome == "recommended-fail"]
     if soft:
