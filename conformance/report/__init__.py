@@ -85,7 +85,8 @@ class CaseResult:
     calls: list[JsonObject] = field(default_factory=list)
     baseline: str | None = None
     baseline_advice: str | None = None
-    """For a stale baseline entry: what to remove, level by level."""
+    """For a stale baseline entry: what to remove, level by level; for a listed case failing
+    at a level its entry does not list: that level and its first verdict."""
 
     def record(self, outcome: str, message: str | None, data: JsonObject | None = None) -> None:
         """Fold in one phase's verdict: the worse outcome wins, the earlier phase's words a tie.
