@@ -445,6 +445,18 @@ def test_a_bad_mcp_command_is_one_error_line(tmp_path: Path) -> None:
     ]
 
 
+def test_a_tool_the_server_does_not_have_is_one_error_line(tmp_path: Path) -> None:
+    # An older server's name for read: every read would be refused as "Unknown tool" and read
+    # as the guard at work, passing the cases that expect a refusal without a read ever made.
+    path = mapping_file(tmp_path, '[tools.read]\ntool = "read_file"\n')
+    done = run_suite("--harness-mcp", COMMAND, "--harness-mcp-map", path, cwd=tmp_path)
+    assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
+    assert error_lines(done) == [
+        f"ERROR: MCP server command {COMMAND!r} has no tool 'read_file' (for read); it lists: "
+        "edit_file, read_text_file, write_file (fix the tool names in the mapping)"
+    ]
+
+
 def test_a_mapping_that_does_not_parse_is_one_error_line(tmp_path: Path) -> None:
     path = mapping_file(tmp_path, "[tools.read\n")
     done = run_suite("--harness-mcp", COMMAND, "--harness-mcp-map", path, cwd=tmp_path)

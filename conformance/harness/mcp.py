@@ -656,7 +656,32 @@ class McpBridge:
         """Start the server once over a scratch root, so a bad command fails the handshake."""
         with tempfile.TemporaryDirectory(prefix="mcp-probe-") as root:
             session = self._start(root, _mode_of(self.options), [])
-            self._stop(session)
+            try:
+                self._check_tools(session)
+            finally:
+                self._stop(session)
+
+    def _check_tools(self, session: _Session) -> None:
+        """Every tool the mapping names is one the server lists: a misspelt ``tool`` fails
+        here, in one line, instead of every call being refused ("Unknown tool") and read as
+        the server's guard at work. A server that cannot list its tools is not checked."""
+        try:
+            listed = self._await(
+                session.client.list_tools(), self.mapping.startup_timeout, "tools/list"
+            )
+        except Exception:  # listing is the server's to offer; its calls still tell
+            return
+        have = sorted(tool.name for tool in listed.tools)
+        missing = [
+            f"{tool.tool!r} (for {spec})"
+            for spec, tool in self.mapping.tools.items()
+            if tool.tool not in have
+        ]
+        if missing:
+            raise ValueError(
+                f"MCP server command {self.command!r} has no tool {', '.join(missing)}; "
+                f"it lists: {', '.join(have) or 'none'} (fix the tool names in the mapping)"
+            )
 
     # -- the contract -------------------------------------------------------------------------
 
