@@ -398,6 +398,14 @@ def test_a_command_that_cannot_start_is_one_line(tmp_path: Path) -> None:
     assert "\n" not in str(ended.value)
 
 
+def test_a_server_slow_to_start_names_the_setting_to_raise(tmp_path: Path) -> None:
+    path = mapping_file(tmp_path, "[server]\nstartup_timeout = 0.5\n")
+    silent = f"{shlex.quote(sys.executable)} -c 'import time; time.sleep(30)'"
+    with pytest.raises(ValueError, match="did not answer initialize") as raised:
+        McpBridge.from_command(silent, path)
+    assert str(raised.value).endswith("within 0.5 s ([server] startup_timeout in the mapping)")
+
+
 # -- the suite, through --harness-mcp -----------------------------------------------------------
 
 

@@ -811,7 +811,7 @@ class McpBridge:
             runner.cancel()
             raise ValueError(
                 f"MCP server command {self.command!r} did not answer initialize "
-                f"within {timeout:g} s"
+                f"within {timeout:g} s ([server] startup_timeout in the mapping)"
             ) from None
         except Exception as exc:
             raise ValueError(
