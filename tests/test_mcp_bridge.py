@@ -406,6 +406,28 @@ def test_a_server_slow_to_start_names_the_setting_to_raise(tmp_path: Path) -> No
     assert str(raised.value).endswith("within 0.5 s ([server] startup_timeout in the mapping)")
 
 
+def test_a_server_that_ends_is_named_by_its_last_stderr_lines(tmp_path: Path) -> None:
+    # As a --harness-cmd child's end is: "Connection closed" alone says nothing of why.
+    failing = f"{shlex.quote(sys.executable)} -c " + shlex.quote(
+        "import sys; print('cannot open database', file=sys.stderr); sys.exit(3)"
+    )
+    with pytest.raises(ValueError, match="could not start") as raised:
+        McpBridge.from_command(failing, None)
+    assert str(raised.value).endswith("; the last lines of its stderr: cannot open database")
+    dying = f"{shlex.quote(sys.executable)} {shlex.quote(str(SERVER))} --dies {{root}}"
+    bridge = McpBridge.from_command(dying, None)
+    try:
+        session = bridge.open_workspace(str(tmp_path), {})
+        with pytest.raises(RuntimeError) as ended:
+            bridge.call_tool(session, "read", {"file_path": str(tmp_path / "a.txt")})
+    finally:
+        bridge.close()
+    assert str(ended.value) == (
+        "the MCP server closed the connection during read_text_file: Connection closed; "
+        "the last lines of its stderr: mcp_server: lost its database"
+    )
+
+
 # -- the suite, through --harness-mcp -----------------------------------------------------------
 
 

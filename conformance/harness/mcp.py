@@ -84,6 +84,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import collections
 import concurrent.futures
 import contextlib
 import importlib.util
@@ -593,6 +594,8 @@ class _Session:
     log: _Strays
     strays: list[str] = field(default_factory=list)
     """Lines the server wrote to stdout that are not MCP messages, not yet looked at."""
+    err: _ServerStderr | None = None
+    """Its stderr, whose last lines say why it ended when it does."""
     ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -748,8 +751,9 @@ class McpBridge:
             )
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
+                said = state.err.tail() if state.err is not None else ""
                 raise RuntimeError(
-                    f"the MCP server closed the connection during {tool.tool}: {exc.message}"
+                    f"the MCP server closed the connection during {tool.tool}: {exc.message}{said}"
                 ) from None
             state.check_stdout(tool.tool)
             return _wire(call_id, f"Error: MCP error {exc.code}: {exc.message}", True)
@@ -800,8 +804,9 @@ class McpBridge:
         ready: concurrent.futures.Future[ClientSession] = concurrent.futures.Future()
         stop: concurrent.futures.Future[None] = concurrent.futures.Future()
         strays: list[str] = []
+        err = _ServerStderr()
         runner = asyncio.run_coroutine_threadsafe(
-            self._connect(argv, ready, stop, strays), self._loop
+            self._connect(argv, ready, stop, strays, err), self._loop
         )
         timeout = self.mapping.startup_timeout
         try:
@@ -815,9 +820,9 @@ class McpBridge:
             ) from None
         except Exception as exc:
             raise ValueError(
-                f"MCP server command {self.command!r} could not start: {_reason(exc)}"
+                f"MCP server command {self.command!r} could not start: {_reason(exc)}{err.tail()}"
             ) from None
-        return _Session(client, stop, runner, self._strays, strays)
+        return _Session(client, stop, runner, self._strays, strays, err=err)
 
     async def _connect(
         self,
@@ -825,6 +830,7 @@ class McpBridge:
         ready: concurrent.futures.Future[ClientSession],
         stop: concurrent.futures.Future[None],
         strays: list[str],
+        err: _ServerStderr,
     ) -> None:
         """Hold one connection open, in one task as the SDK's context managers need, until stop.
 
@@ -849,7 +855,7 @@ class McpBridge:
 
         try:
             async with (
-                stdio_client(parameters, errlog=_errlog()) as (read, write),
+                stdio_client(parameters, errlog=err.writer) as (read, write),
                 ClientSession(
                     read,
                     write,
@@ -857,6 +863,7 @@ class McpBridge:
                     message_handler=on_message,
                 ) as client,
             ):
+                err.started()
                 initialized = await client.initialize()
                 info = initialized.server_info
                 self.server_info = (info.name, info.version)
@@ -943,6 +950,74 @@ def _reason(error: BaseException) -> str:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+class _ServerStderr:
+    """One server's stderr: passed on to the bridge's own as it comes, its last lines kept.
+
+    When the server ends (at start-up, or during a call) they are the one clue to why, as
+    they are for a ``--harness-cmd`` child: the error that says so ends with them.
+    """
+
+    def __init__(self) -> None:
+        read, write = os.pipe()
+        self.writer = os.fdopen(write, "w")
+        """Handed to the server as its stderr."""
+        self._read = read
+        self.spawned = False
+        self._lines: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL)
+        self._done = threading.Event()
+        threading.Thread(target=self._drain, name="mcp-server-stderr", daemon=True).start()
+
+    def started(self) -> None:
+        """The server holds its copy now: the bridge lets go of its own, so the server's end
+        ends the pipe."""
+        self.spawned = True
+        self._let_go()
+
+    def tail(self) -> str:
+        """``; the last lines of its stderr: …`` (one line), once the server has ended; nothing
+        for a command that never became a process."""
+        self._let_go()
+        if not self.spawned:
+            return ""
+        self._done.wait(_STOP_GRACE_S)
+        lines = [line.strip() for line in list(self._lines) if line.strip()]
+        if not lines:
+            return "; it wrote nothing to stderr"
+        return "; the last lines of its stderr: " + " | ".join(lines)
+
+    def _let_go(self) -> None:
+        with contextlib.suppress(OSError):
+            self.writer.close()
+
+    def _drain(self) -> None:
+        out = _errlog()
+        raw = getattr(out, "buffer", None)
+        pending = b""
+        try:
+            while chunk := os.read(self._read, 65536):
+                with contextlib.suppress(OSError, ValueError):
+                    if raw is not None:
+                        raw.write(chunk)
+                        raw.flush()
+                    else:
+                        out.write(chunk.decode("utf-8", "replace"))
+                        out.flush()
+                *whole, pending = (pending + chunk).split(b"\n")
+                self._lines.extend(line.decode("utf-8", "replace") for line in whole)
+        except OSError:
+            pass
+        finally:
+            if pending:
+                self._lines.append(pending.decode("utf-8", "replace"))
+            with contextlib.suppress(OSError):
+                os.close(self._read)
+            self._done.set()
+
+
+STDERR_TAIL: Final = 3
+"""How many of a server's last stderr lines an error that says it ended quotes."""
 
 
 def _errlog() -> TextIO:
