@@ -170,6 +170,23 @@ def test_a_tools_method_answered_as_unknown_is_one_line_per_case_and_one_cause(
     assert "root causes: 1 distinct defect in 18 failed cases" in out
 
 
+def test_a_racer_whose_call_fails_is_the_races_verdict_not_a_thread_warning(
+    tmp_path: Path,
+) -> None:
+    # PUB-010's loser raises instead of refusing: that failed call was a warning with a
+    # traceback through the suite's thread, and its round counted one winner and passed.
+    path = tmp_path / "r.json"
+    done = run_suite("--harness", fixture("hostile:raises_on_refusal"), "--conformance-case",
+                     "PUB-010", "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
+    out = done.stdout + done.stderr
+    assert "Exception in thread" not in out
+    assert "PytestUnhandledThreadExceptionWarning" not in out
+    entry = case_of(report(path), "PUB-010")
+    assert entry["outcome"] == "recommended-fail"
+    assert 'HarnessCallError: call_tool("write", ' in str(entry["message"])
+    assert "failed in the harness: RuntimeError: refused: " in str(entry["message"])
+
+
 def test_stray_prints_stay_off_the_protocol_stream(tmp_path: Path) -> None:
     done = run_suite("-q", "--harness", fixture("hostile:prints"), "-k", "GRD", cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-3000:]
