@@ -428,6 +428,21 @@ def test_a_server_that_ends_is_named_by_its_last_stderr_lines(tmp_path: Path) ->
     )
 
 
+def test_an_answer_of_the_wrong_shape_names_the_field(tmp_path: Path) -> None:
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(SERVER))} --bad-shape {{root}}"
+    bridge = McpBridge.from_command(command, None)
+    try:
+        session = bridge.open_workspace(str(tmp_path), {})
+        with pytest.raises(RuntimeError) as raised:
+            bridge.call_tool(session, "read", {"file_path": str(tmp_path / "a.txt")})
+    finally:
+        bridge.close()
+    assert str(raised.value) == (
+        "the MCP server's answer to read_text_file is not a tools/call result: "
+        "content: Field required"
+    )
+
+
 # -- the suite, through --harness-mcp -----------------------------------------------------------
 
 

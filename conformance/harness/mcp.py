@@ -744,11 +744,19 @@ class McpBridge:
             raise ValueError(f"{tool.tool}: a lone surrogate cannot be sent over MCP") from None
         from mcp import MCPError  # noqa: PLC0415 - the SDK is an optional extra
         from mcp.types import CONNECTION_CLOSED  # noqa: PLC0415
+        from pydantic import ValidationError  # noqa: PLC0415 - the SDK's own dependency
 
         try:
             result = self._await(
                 state.client.call_tool(tool.tool, sent), self.mapping.call_timeout, tool.tool
             )
+        except ValidationError as exc:
+            # The SDK's words name its model and a documentation link; the server's defect is
+            # which field of the answer is wrong.
+            raise RuntimeError(
+                f"the MCP server's answer to {tool.tool} is not a tools/call result: "
+                f"{_fields_wrong(exc)}"
+            ) from None
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
                 said = state.err.tail() if state.err is not None else ""
@@ -897,6 +905,15 @@ class McpBridge:
                 f"the MCP server did not answer {what} within {timeout:g} s "
                 "(raise [server] call_timeout in the mapping)"
             ) from None
+
+
+def _fields_wrong(error: Any) -> str:
+    """What a validation error found, field by field, in one line: ``content: Field required``."""
+    found = []
+    for problem in error.errors()[:3]:
+        where = ".".join(str(part) for part in problem.get("loc", ())) or "the answer"
+        found.append(f"{where}: {problem.get('msg', 'invalid')}")
+    return "; ".join(found) or _reason(error)
 
 
 def _mode_of(options: Mapping[str, Json]) -> str:
