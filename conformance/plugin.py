@@ -1236,7 +1236,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if exitstatus == pytest.ExitCode.USAGE_ERROR:
         return
     if not state.selected and not report.cases:
-        if exitstatus == pytest.ExitCode.INTERRUPTED and state.helper is None:
+        cases_run = any(_names_cases(arg) for arg in config.args)  # not the project's own tests
+        if exitstatus == pytest.ExitCode.INTERRUPTED and state.helper is None and cases_run:
             # Before its cases were collected: the report says so all the same, and the harness
             # is not started (or greeted) now to fill in its name.
             report.incomplete("the run was interrupted before its cases were collected")
