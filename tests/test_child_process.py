@@ -99,6 +99,22 @@ def test_a_harness_that_cannot_answer_describe_in_time_stops_the_run(tmp_path: P
     assert "--conformance-handshake-timeout" in error
 
 
+NO_PROTOCOL = (
+    "import json, sys\n"
+    "request = json.loads(sys.stdin.readline())\n"
+    "answer = {'name': 'h', 'version': '1', 'language': 'py', 'capabilities': ['tools']}\n"
+    "print(json.dumps({'id': request['id'], 'result': answer}), flush=True)\n"
+    "sys.stdin.read()\n"
+)
+
+
+def test_a_handshake_without_the_protocol_field_says_it_is_missing(tmp_path: Path) -> None:
+    done = run_suite("--harness-cmd", _python_cmd(NO_PROTOCOL), cwd=tmp_path)
+    assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
+    [error] = error_lines(done)
+    assert error.endswith(": the handshake must answer protocol 1, got no protocol field"), error
+
+
 def test_a_deadline_passing_during_start_up_leaves_every_case_not_run(tmp_path: Path) -> None:
     path = tmp_path / "R.json"
     done = run_suite("--harness-cmd", _python_cmd(SILENT), "--conformance-deadline", "0.5",

@@ -164,7 +164,7 @@ def handshake(transport: Transport, choice: Choice) -> Profile:
     ):
         raise HarnessLoadError(
             f"{choice.label}: the handshake must answer protocol {PROTOCOL_VERSION}, "
-            f"got {answer.get('protocol')!r}"
+            + (f"got {answer['protocol']!r}" if "protocol" in answer else "got no protocol field")
         )
     try:
         return parse_profile(answer, choice.label, methods_of=methods_of)
