@@ -335,17 +335,13 @@ def test_a_baseline_given_as_a_report_is_named_as_such(tmp_path: Path) -> None:
 
 def test_replay_names_the_file_and_what_is_wrong_with_it(tmp_path: Path) -> None:
     whole = json.dumps({"suite": {}, "run": {"args": []}, "cases": []}, indent=2)
-    files = {
-        "cut.json": (whole[:20], "cut.json: not JSON: "),
+    files: dict[str, tuple[bytes, str]] = {
+        "cut.json": (whole[:20].encode(), "cut.json: not JSON: "),
         "bin.jsonl": (b"ab\xd0\x01cd", "bin.jsonl: not UTF-8 text (byte 2: invalid continuation"),
-        "other.txt": ("hello\n", "other.txt: neither a conformance report nor a trace"),
+        "other.txt": (b"hello\n", "other.txt: neither a conformance report nor a trace"),
     }
     for name, (content, said) in files.items():
-        path = tmp_path / name
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content)
+        (tmp_path / name).write_bytes(content)
         done = cli("replay", name, "RD-001", cwd=tmp_path)
         assert done.returncode == 4
         lines = done.stderr.strip().splitlines()
