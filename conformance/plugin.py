@@ -86,6 +86,10 @@ class _State:
         self.client: Client | None = None
         self.choice: Choice | None = None
         self.launched = False
+        self.second_instances: list[Stdio] = []
+        """The second instances cases took (``another_client``): their calls count too."""
+        self.cuts_before: dict[str, int] = {}
+        """Per case, the deadline's cuts before its set-up (``cut_by_deadline``)."""
         self.signalled = False
         """Interrupted: the run is ending, and a second SIGTERM must not cut its reports short."""
         self.launch_failure: HarnessLoadError | None = None
@@ -170,6 +174,15 @@ class _State:
     def past_deadline(self) -> bool:
         """Whether the run's deadline, counted from the session's start, has passed."""
         return self.deadline_s is not None and self.clock() - self.started >= self.deadline_s
+
+    def deadline_cuts(self) -> int:
+        """How many calls the run's deadline has cut so far, on either instance of the harness."""
+        instances = (self.transport, self.spare, *self.second_instances)
+        return sum(t.deadline_cuts for t in instances if isinstance(t, Stdio))
+
+    def cut_by_deadline(self, nodeid: str) -> bool:
+        """Whether the run's deadline cut a call since this case's set-up began."""
+        return self.deadline_cuts() > self.cuts_before.get(nodeid, self.deadline_cuts())
 
     def choose_harness(self) -> Choice:
         """The harness to test, first match wins (see ``harness.loading``)."""
@@ -867,7 +880,10 @@ def another_client(config: pytest.Config) -> Client | None:
     transport, state.spare = state.spare, None
     if transport is None:
         transport = _twin(client.transport)
+        state.second_instances.append(transport)
         transport.call("describe", {})
+    else:
+        state.second_instances.append(transport)
     return Client(transport, client.profile, client.wording)
 
 
@@ -1025,6 +1041,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if case_id is None:
         return
     state = item.config.stash[STATE]
+    state.cuts_before[item.nodeid] = state.deadline_cuts()
     if state.past_deadline():
         state.report.incomplete(
             f"the run's deadline ({item.config.getoption('conformance_deadline'):g} s) passed"
@@ -1121,7 +1138,8 @@ def pytest_runtest_makereport(
     if report.failed and report.when == "teardown" and gone:
         report.outcome, report.longrepr = "passed", None
         return report
-    if report.failed and report.when in ("setup", "call") and _cut_by_deadline(state, error, judge):
+    ran = not report.skipped or hasattr(report, "wasxfail")  # not "not applicable" or not run
+    if report.when in ("setup", "call") and ran and state.cut_by_deadline(item.nodeid):
         _not_run_past_deadline(item, report, state)
         return report
     skipped = report.skipped and not hasattr(report, "wasxfail")
@@ -1156,18 +1174,9 @@ def pytest_runtest_makereport(
     return report
 
 
-def _cut_by_deadline(state: _State, error: BaseException | None, judge: Judge | None) -> bool:
-    """Whether a failed phase ended on an error after the run's deadline had passed.
-
-    The suite stopped the harness then, not the harness itself, and whatever the case found
-    before was not the whole of its check: such a case is not run, never failed (README).
-    """
-    return state.past_deadline() and (
-        isinstance(error, HarnessCallError) or (judge is not None and judge.cut_short)
-    )
-
-
 def _not_run_past_deadline(item: pytest.Item, report: pytest.TestReport, state: _State) -> None:
+    """The run's deadline cut one of the case's calls: the suite stopped the harness, so the
+    case is not run (README), whether it then failed, passed, or judged the failed call."""
     state.report.incomplete(
         f"the run's deadline ({item.config.getoption('conformance_deadline'):g} s) passed"
     )
@@ -1175,6 +1184,8 @@ def _not_run_past_deadline(item: pytest.Item, report: pytest.TestReport, state: 
     report.outcome = "skipped"
     report.longrepr = (str(item.path), (item.location[1] or 0) + 1, f"Skipped: {reason}")
     report.sections = []
+    if hasattr(report, "wasxfail"):
+        del report.wasxfail
 
 
 def own_words(item: pytest.Item, call: pytest.CallInfo[None]) -> str | None:

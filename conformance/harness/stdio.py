@@ -45,6 +45,8 @@ DEFAULT_HANDSHAKE_TIMEOUT_S: Final = 60.0
 HANDSHAKE: Final = "describe"
 TIMEOUT_OPTION: Final = "--conformance-timeout"
 HANDSHAKE_TIMEOUT_OPTION: Final = "--conformance-handshake-timeout"
+DEADLINE_LIMIT: Final = "the run's deadline"
+"""What a call cut by ``--conformance-deadline`` names as its limit."""
 DEFAULT_MAX_ANSWER_BYTES: Final = 2 * 1024 * 1024
 DEAD_AFTER_TIMEOUTS: Final = 3
 STDERR_LINES: Final = 200
@@ -384,6 +386,9 @@ class Stdio(Transport):
         self._ids = itertools.count(1)
         self._timeouts_in_a_row = 0
         self._dead: str | None = None
+        self.deadline_cuts = 0
+        """Calls the run's deadline ended (and the child with them): the suite's doing, so the
+        case they were made in is not run, whatever it found (``conformance.plugin``)."""
         self.deadline: float | None = None
         """A monotonic time no call may wait past (the run's deadline), if any."""
         self._batches = False  # the harness said it takes batches (describe.batch)
@@ -600,7 +605,7 @@ class Stdio(Transport):
             f"the handshake timeout, {HANDSHAKE_TIMEOUT_OPTION}" if handshake else TIMEOUT_OPTION
         )
         if self.deadline is not None and self.deadline - time.monotonic() < timeout:
-            timeout, limit = max(0.0, self.deadline - time.monotonic()), "the run's deadline"
+            timeout, limit = max(0.0, self.deadline - time.monotonic()), DEADLINE_LIMIT
         if not self._await(child, pending, timeout):
             self._timed_out(child, request_id, what, method, waited=timeout, limit=limit)
         self._forget(request_id)
@@ -742,6 +747,13 @@ class Stdio(Transport):
         self, child: _Child, request_id: int, what: _Call, method: str, *, waited: float, limit: str
     ) -> None:
         self._forget(request_id)
+        if limit == DEADLINE_LIMIT:
+            with self._lock:
+                self.deadline_cuts += 1
+            self._retire(child, f"was stopped: {what} reached the run's deadline")
+            raise HarnessCallError(
+                f"{what} did not answer within {waited:.1f} s ({limit})", method=method
+            )
         with self._lock:
             self._timeouts_in_a_row += 1
             if self._timeouts_in_a_row >= DEAD_AFTER_TIMEOUTS and self._dead is None:
