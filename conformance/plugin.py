@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
+import itertools
 import json
 import os
 import re
@@ -1342,6 +1343,14 @@ def _summary(item: pytest.Item) -> str:
     return (getattr(item, "obj", None).__doc__ or "").strip().split("\n")[0]
 
 
+def _plugins_named(config: pytest.Config) -> list[str]:
+    """The plugins this run loaded with ``-p`` (not the suite's own, not a ``no:``)."""
+    args = [str(a) for a in config.invocation_params.args]
+    named = [b for a, b in itertools.pairwise(args) if a == "-p"]
+    named += [a[2:] for a in args if a.startswith("-p") and len(a) > 2 and not a.startswith("-p=")]
+    return [n for n in named if not n.startswith("no:") and n != "conformance.plugin"]
+
+
 def _run_args(config: pytest.Config, choice: Choice) -> list[str]:
     """The suite options of this run, so a failed case can be replayed alone.
 
@@ -1349,7 +1358,9 @@ def _run_args(config: pytest.Config, choice: Choice) -> list[str]:
     from another directory finds no settings, and must not test the reference instead.
     """
     flag = {"python": "--harness", "cmd": "--harness-cmd", "mcp": "--harness-mcp"}.get(choice.kind)
-    keep = [flag, str(choice.value)] if flag else []  # a hook's harness: the hook hands it again
+    keep = [flag, str(choice.value)] if flag else []
+    if choice.kind == "object":  # a hook's harness: the plugins named with -p hand it again
+        keep += [arg for name in _plugins_named(config) for arg in ("-p", name)]
     if choice.kind == "mcp" and choice.mcp_map:
         keep += ["--harness-mcp-map", str(choice.mcp_map)]
     for name in ("conformance_level", "conformance_wording", "conformance_timeout",

@@ -275,6 +275,22 @@ def test_a_replay_tests_the_harness_the_settings_named(tmp_path: Path) -> None:
         assert "level: behaviour only" in replay.stdout
 
 
+def test_a_replay_tests_the_harness_a_plugins_hook_handed_over(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    path = tmp_path / "r.json"
+    done = run_suite("-p", "tests.fixtures.hooked", "--conformance-case", "GRD-003",
+                     "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert report(path)["run"]["args"] == ["-p", "tests.fixtures.hooked"]  # type: ignore[index]
+    replay = subprocess.run(
+        [sys.executable, "-m", "conformance", "replay", str(path), "GRD-003"],
+        cwd=elsewhere, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True,
+        text=True, check=False,
+    )  # fmt: skip
+    assert "harness: hooked-reference" in replay.stdout, replay.stdout[-2000:]
+
+
 def test_a_replay_finds_a_relative_harness_command_from_anywhere_and_after_a_move(
     tmp_path: Path,
 ) -> None:
