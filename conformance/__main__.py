@@ -124,6 +124,9 @@ def version_text() -> str:
 
 def run(args: Sequence[str]) -> int:
     """Run the suite with pytest; temporary directories are removed afterwards."""
+    _RUN_STARTED.append(True)
+    if hasattr(signal, "SIGTERM") and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, BeforeTheRun())
     import pytest  # noqa: PLC0415 - imported late so the package is not rewritten-too-early
 
     from conformance import settings  # noqa: PLC0415
@@ -157,16 +160,19 @@ def run(args: Sequence[str]) -> int:
     if "--conformance-list-cases" in args:
         sys.stdout = sys.stderr  # pytest's own lines; the listing alone goes to stdout
     try:
-        return int(pytest.main([*_BASE, *extra, *args], plugins=[_one_line_usage()]))
+        code = int(pytest.main([*_BASE, *extra, *args], plugins=[_one_line_usage()]))
     except KeyboardInterrupt:
-        plugin = sys.modules.get("conformance.plugin")
-        if plugin is None or not plugin.session_started():  # else its reports are its own
+        if not _plugin_reported():  # pytest let it through before its session ended
             _report_not_started(args)
         raise
     finally:
         sys.stdout = stdout
         if own_temp is not None:
             shutil.rmtree(own_temp, ignore_errors=True)
+    if code == INTERRUPTED and not _plugin_reported():
+        # pytest caught it itself, before its session could end (a signal in configure).
+        _report_not_started(args)
+    return code
 
 
 def _report_not_started(args: Sequence[str]) -> None:
@@ -424,8 +430,6 @@ def _recorded_args(source: str) -> tuple[list[str], str | None]:
 
 def console() -> None:
     """``python -m conformance`` and ``harness-conformance``: ``main``, then ``leave``."""
-    if hasattr(signal, "SIGTERM") and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, BeforeTheRun())
     try:
         code = main()
         # Buffered, stdout may hold the lines pytest wrote after its reader left (pytest then
@@ -433,10 +437,23 @@ def console() -> None:
         sys.stdout.flush()
     except BrokenPipeError:
         code = _stdout_closed()
-    except KeyboardInterrupt:  # before pytest's session: it has nothing to report yet
-        print("INCOMPLETE: the run was interrupted before it started", file=sys.stderr)
+    except KeyboardInterrupt:
+        if not _RUN_STARTED:  # a subcommand (baseline, matrix): Ctrl-C's status, no traceback
+            leave(130)
+        if not _plugin_reported():  # else the run said so itself, and wrote its reports
+            print("INCOMPLETE: the run was interrupted before it started", file=sys.stderr)
         code = INTERRUPTED
     leave(code)
+
+
+_RUN_STARTED: list[bool] = []
+"""Whether ``run`` was entered (a subcommand's Ctrl-C is not an interrupted run)."""
+
+
+def _plugin_reported() -> bool:
+    """Whether a run in this process reached the point where it writes its reports."""
+    plugin = sys.modules.get("conformance.plugin")
+    return plugin is not None and bool(plugin.reports_written())
 
 
 INTERRUPTED: Final = 2
@@ -453,6 +470,8 @@ class BeforeTheRun:
     before_the_run: Final = True
 
     def __call__(self, signum: int, frame: object) -> None:
+        if _plugin_reported():
+            return  # the run is over and said what it had to; it ends in a moment anyway
         raise KeyboardInterrupt(f"signal {signum}")
 
 

@@ -93,6 +93,10 @@ class _State:
         """Per case, the deadline's cuts before its set-up (``cut_by_deadline``)."""
         self.signalled = False
         """Interrupted: the run is ending, and a second SIGTERM must not cut its reports short."""
+        self.ending = False
+        """Unconfigured: the harness is being stopped, which a SIGTERM must not cut short."""
+        self.term_before: Any = None
+        """The SIGTERM handler the run replaced, put back when it ends."""
         self.launch_failure: HarnessLoadError | None = None
         self.spare: Stdio | None = None
         """A second instance of the harness, started with the first for a case that needs one."""
@@ -382,6 +386,7 @@ class _State:
         """
         if self.helper is not None:
             return
+        _REPORTED.append(True)
         config = self.config
         path = config.getoption("conformance_report")
         markdown = config.getoption("conformance_report_md")
@@ -637,9 +642,13 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     """Stop the harness; leave the snapshot extension as it was for the next run."""
     state = config.stash.get(STATE, None)
     if state is not None:
+        state.ending = True  # a SIGTERM now must not cut the harness's stop short
+        state.close()
         if state in _RUNS:
             _RUNS.remove(state)
-        state.close()
+        if state.term_before is not None:
+            with contextlib.suppress(ValueError):  # not the main thread
+                signal.signal(signal.SIGTERM, state.term_before)
     ConformanceSnapshots.directory = default_snapshot_dir()
     ConformanceSnapshots.partial_run = False
 
@@ -649,11 +658,11 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     state = session.config.stash[STATE]
     state.started = state.clock()
     _RUNS.append(state)
-    _STARTED.append(True)
     with contextlib.suppress(ValueError):  # not the main thread
         term = signal.getsignal(signal.SIGTERM) if hasattr(signal, "SIGTERM") else None
         if term is signal.SIG_DFL or getattr(term, "before_the_run", False):  # ``__main__``'s
             signal.signal(signal.SIGTERM, _interrupt)
+            state.term_before = term
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             signal.signal(signal.SIGINT, _interrupt)
 
@@ -697,16 +706,16 @@ def _names_cases(arg: str) -> bool:
 
 _RUNS: list[_State] = []
 """The runs in this process between their start and their end, for the signal handler."""
-_STARTED: list[bool] = []
+_REPORTED: list[bool] = []
 
 
-def session_started() -> bool:
-    """Whether a run's session started in this process (its own reports are then written)."""
-    return bool(_STARTED)
+def reports_written() -> bool:
+    """Whether a run in this process got as far as writing its reports (if any were asked)."""
+    return bool(_REPORTED)
 
 
 def _interrupt(signum: int, frame: types.FrameType | None) -> None:
-    if signum != signal.SIGINT and any(run.signalled for run in _RUNS):
+    if signum != signal.SIGINT and any(run.signalled or run.ending for run in _RUNS):
         return  # CI's repeated SIGTERM while the run ends; a second Ctrl-C still stops it
     # At once, before anything unwinds: a case's ``finally`` that stops a harness instance
     # (PUB-010's second) must not let one of the case's threads start another.

@@ -17,7 +17,7 @@ import pytest
 
 from conformance import interrupt
 from tests.fixtures.interrupted_off_line import off_line
-from tests.suite import REPO, report, run_suite
+from tests.suite import REPO, outcomes, report, run_suite
 
 
 def _interruption() -> KeyboardInterrupt:
@@ -128,3 +128,27 @@ def test_a_run_interrupted_while_its_harness_starts_does_not_wait_for_the_handsh
     assert (data["complete"], data["harness"]) == (False, {})
     assert str(data["reason"]).startswith("the run was interrupted")
     assert "did not complete the handshake" not in done.stdout + done.stderr
+
+
+def test_a_run_interrupted_while_pytest_configures_still_writes_its_reports(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "report.json"
+    done = run_suite("-p", "tests.fixtures.term_in_configure", "--conformance-report", str(path),
+                     cwd=tmp_path)  # fmt: skip
+    assert done.returncode == pytest.ExitCode.INTERRUPTED, done.stdout[-3000:] + done.stderr
+    data = report(path)
+    assert (data["complete"], data["reason"]) == (
+        False,
+        "the run was interrupted before it started",
+    )
+
+
+def test_a_sigterm_as_the_run_stops_its_harness_changes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "report.json"
+    done = run_suite("-p", "tests.fixtures.term_in_close", "--conformance-case", "RD-001",
+                     "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    assert "INCOMPLETE" not in done.stdout + done.stderr
+    data = report(path)
+    assert (data["complete"], outcomes(data)) == (True, {"RD-001": "passed"})
