@@ -502,6 +502,17 @@ def test_a_tool_the_server_does_not_have_is_one_error_line(tmp_path: Path) -> No
     ]
 
 
+def test_the_tools_of_a_server_that_pages_them_are_all_found(tmp_path: Path) -> None:
+    paged = f"{shlex.quote(sys.executable)} {shlex.quote(str(SERVER))} --paged {{root}}"
+    McpBridge.from_command(paged, None).close()  # the built-in mapping's three, on three pages
+    path = mapping_file(tmp_path, '[tools.read]\ntool = "read_file"\n')
+    with pytest.raises(ValueError, match="has no tool") as raised:
+        McpBridge.from_command(paged, path)
+    assert str(raised.value).endswith(
+        "it lists: edit_file, read_text_file, write_file (fix the tool names in the mapping)"
+    )
+
+
 def test_a_mapping_that_does_not_parse_is_one_error_line(tmp_path: Path) -> None:
     path = mapping_file(tmp_path, "[tools.read\n")
     done = run_suite("--harness-mcp", COMMAND, "--harness-mcp-map", path, cwd=tmp_path)

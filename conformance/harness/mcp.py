@@ -669,12 +669,11 @@ class McpBridge:
         here, in one line, instead of every call being refused ("Unknown tool") and read as
         the server's guard at work. A server that cannot list its tools is not checked."""
         try:
-            listed = self._await(
-                session.client.list_tools(), self.mapping.startup_timeout, "tools/list"
+            have = sorted(
+                self._await(_tool_names(session.client), self.mapping.startup_timeout, "tools/list")
             )
         except Exception:  # listing is the server's to offer; its calls still tell
             return
-        have = sorted(tool.name for tool in listed.tools)
         missing = [
             f"{tool.tool!r} (for {spec})"
             for spec, tool in self.mapping.tools.items()
@@ -905,6 +904,26 @@ class McpBridge:
                 f"the MCP server did not answer {what} within {timeout:g} s "
                 "(raise [server] call_timeout in the mapping)"
             ) from None
+
+
+async def _tool_names(client: ClientSession) -> list[str]:
+    """Every tool the server lists, page after page (MCP lets it page with ``nextCursor``)."""
+    from mcp.types import PaginatedRequestParams  # noqa: PLC0415
+
+    names: list[str] = []
+    cursor: str | None = None
+    for _ in range(_MAX_PAGES):
+        params = None if cursor is None else PaginatedRequestParams(cursor=cursor)
+        page = await client.list_tools(params=params)
+        names += [tool.name for tool in page.tools]
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return names
+
+
+_MAX_PAGES: Final = 100
+"""How many pages of tools the bridge reads at most (a server that never stops paging)."""
 
 
 def _fields_wrong(error: Any) -> str:
