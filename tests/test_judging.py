@@ -317,6 +317,37 @@ def test_a_listed_case_failing_at_an_unlisted_level_is_named_by_that_failure(
     assert f"  STM-001   {said}" in lines(report)
 
 
+def test_a_recommended_case_stale_at_one_level_fails_in_pytests_words_too(
+    tmp_path: Path,
+) -> None:
+    # It passes wording, which an older baseline lists, and still fails behaviour: pytest's
+    # xfail would have shown nothing while the suite's stale entry made the run red.
+    from conformance.baseline import Baseline
+    from conformance.plugin import RECOMMENDED, stale_recommended
+
+    path = tmp_path / "b.json"
+    entry = {"behaviour": "x", "wording": "y"}
+    path.write_text(json.dumps({"format": 1, "failures": {"PUB-010": entry}, "cases": ["PUB-010"]}))
+    report = pytest.TestReport("n", ("f.py", 1, "t"), {}, "skipped", None, "call")
+    report.wasxfail = f"{RECOMMENDED}: x"
+    data: dict[str, object] = {"levels": {"behaviour": "failed", "wording": "passed"}}
+    stale_recommended(report, "PUB-010", data, Baseline.load(str(path)))
+    advice = (
+        "PUB-010 now passes at wording: remove only its wording entry from the baseline "
+        "(keep behaviour, which it still fails)"
+    )
+    assert (report.outcome, str(report.longrepr)) == (
+        "failed",
+        f"stale baseline entry ({path}): {advice}",
+    )
+    assert not hasattr(report, "wasxfail")
+    assert (data["baseline"], data["advice"], data["outcome"]) == (
+        "stale",
+        advice,
+        "recommended-fail",
+    )
+
+
 def test_stale_advice_keeps_the_level_that_still_fails(tmp_path: Path) -> None:
     from conformance.baseline import Baseline
 
