@@ -574,6 +574,11 @@ _CALL_ARGS: Final = re.compile(
     r'(call_tool\("[^"]*"), .*?\)(?= failed\b| not made\b| did not answer\b| in a batch\b|: )'
 )
 """A tool call's arguments in an error's words: one cause whatever file each call named."""
+_A_CALL: Final = re.compile(
+    r"^(?:call_tool\(|batch of \d+ requests |[a-z_]+ (?:did not answer|failed|not made)\b)"
+)
+"""A set-up failure's words that name a call: the same failure in a case's body names
+``HarnessCallError`` before them."""
 _NOT_MADE: Final = re.compile(r"^(?:call_tool\(\S*, …\)|batch of \d+ requests|\w+) not made: ")
 """A call the suite did not make, the harness being dead: which call it was is no part of it."""
 _REFUSED: Final = "refused-instead-of-accepted"
@@ -628,6 +633,12 @@ def group(cases: Iterable[Mapping[str, Json]]) -> Causes:
         if leads and all(lead != case_id for lead in leads):
             explained[case_id] = list(dict.fromkeys(leads))
     recommended = sum(c.get("outcome") == "recommended-fail" for c in failed)
+    # An answer no rule names weighs what the cases it fails weigh: required only if one of
+    # them failed a required rule (a recommended case's crash never fails a run).
+    soft = {str(c["id"]) for c in failed if c.get("outcome") == "recommended-fail"}
+    for cause in ordered:
+        if cause.rule is None:
+            cause.required = any(case not in soft for case in cause.cases)
     return Causes(ordered, explained, len(per_case), recommended)
 
 
@@ -799,7 +810,7 @@ def _plain(first: str) -> str:
     body = _CALL_ARGS.sub(r"\1, …)", body, count=1)
     body, dead = _NOT_MADE.subn("a call not made: ", body, count=1)
     body, failed = _CALL_FAILED.subn("a call failed in the harness: ", body, count=1)
-    if kind is None and phase and (dead or failed or body.startswith("call_tool(")):
+    if kind is None and phase and (dead or failed or _A_CALL.match(body)):
         kind = "HarnessCallError"
     if kind in ("HarnessCallError", "HarnessDead"):  # the call that found it dead: same words
         kind = "HarnessDead" if dead else "HarnessCallError"

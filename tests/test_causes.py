@@ -278,6 +278,8 @@ def test_words_the_suite_adds_to_an_error_never_make_it_another_cause() -> None:
         "GRD-001": f'HarnessCallError: call_tool("write", {{"file_path": "a", "content": ")"}}) {slow}',
         "GRD-002": f'HarnessDead: call_tool("write", {{"file_path": "b.txt"}}) {slow}',
         "DEL-001": f'[setup] DEL-001: call_tool("write", {{"file_path": "c"}}) {slow}',
+        "PRV-004": f"[setup] PRV-004: open_workspace {slow}",
+        "PRV-005": f"HarnessCallError: open_workspace {slow}",
         "PRV-006": "[teardown] conformance.harness.contract.ContractError: close_workspace: x",
         "PRV-007": "[teardown] conformance.harness.contract.ContractError: close_workspace: x",
     }
@@ -286,7 +288,19 @@ def test_words_the_suite_adds_to_an_error_never_make_it_another_cause() -> None:
     assert [(c.words, c.cases) for c in causes.causes] == [
         (f"HarnessDead: a call not made: {dead}", ["REM-009", "REM-010", "RD-001", "TAX-027"]),
         (f'HarnessCallError: call_tool("write", …) {slow}', ["GRD-001", "GRD-002", "DEL-001"]),
+        (f"HarnessCallError: open_workspace {slow}", ["PRV-004", "PRV-005"]),
         ("ContractError: close_workspace: x", ["PRV-006", "PRV-007"]),
+    ]
+
+
+def test_an_answer_no_rule_names_weighs_what_its_cases_weigh() -> None:
+    crash = 'HarnessCallError: call_tool("write", …) failed in the harness: RuntimeError: x'
+    soft = {"id": "PUB-010", "outcome": "recommended-fail", "message": crash}
+    hard = {"id": "PUB-001", "outcome": "failed", "message": crash.replace("x", "y")}
+    causes = group([soft, hard])
+    assert [(c.cases, c.required) for c in causes.causes] == [
+        (["PUB-010"], False),
+        (["PUB-001"], True),
     ]
 
 

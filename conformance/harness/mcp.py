@@ -1017,7 +1017,8 @@ class _ServerStderr:
         self._let_go()
         if not self.spawned:
             return ""
-        self._done.wait(_STOP_GRACE_S)
+        # Bounded: a process the server started may hold its stderr open after it ended.
+        self._done.wait(_STDERR_GRACE_S)
         lines = [line.strip() for line in list(self._lines) if line.strip()]
         if not lines:
             return "; it wrote nothing to stderr"
@@ -1052,6 +1053,8 @@ class _ServerStderr:
             self._done.set()
 
 
+_STDERR_GRACE_S: Final = 1.0
+"""How long the error that says a server ended waits for the rest of its stderr."""
 STDERR_TAIL: Final = 3
 """How many of a server's last stderr lines an error that says it ended quotes."""
 
