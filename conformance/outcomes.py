@@ -29,15 +29,26 @@ KNOWN: Final = "known failure: "
 
 
 def mark_known(
-    report: pytest.TestReport, case_id: str, data: dict[str, Any], baseline: Baseline, strict: bool
+    report: pytest.TestReport,
+    case_id: str,
+    data: dict[str, Any],
+    baseline: Baseline,
+    strict: bool,
+    *,
+    recommended: bool = False,
 ) -> None:
-    """Under a baseline: a listed failure becomes pytest's xfail; a stale entry a failure."""
+    """Under a baseline: a listed failure becomes pytest's xfail; a stale entry a failure.
+
+    A ``recommended`` case (pytest's xfail whatever it does) stays a recommended failure in
+    the suite's report; only a stale entry changes its pytest outcome.
+    """
     levels = data.get("levels") or {}
-    decision = baseline.decide(case_id, report.failed, levels, strict_new=strict)
+    failed = report.failed or (recommended and not report.passed)
+    decision = baseline.decide(case_id, failed, levels, strict_new=strict)
     if decision.status is None:
         return
     data["baseline"] = decision.status
-    if decision.expected:
+    if decision.expected and not recommended:
         verdicts = data.get("verdicts") or []
         first = verdicts[0]["verdict"] if verdicts else _first_line(report)
         report.outcome = "skipped"
@@ -48,7 +59,10 @@ def mark_known(
         advice = decision.advice(case_id)
         data["advice"] = advice
         if not report.failed:
-            data["outcome"] = "expected-fail" if decision.expected else "passed"
+            if recommended and failed:
+                data["outcome"] = "recommended-fail"  # it still fails what never fails a run
+            else:
+                data["outcome"] = "expected-fail" if decision.expected else "passed"
             report.outcome = "failed"
             report.longrepr = f"stale baseline entry ({baseline.path}): {advice}"
         if hasattr(report, "wasxfail"):

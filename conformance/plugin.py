@@ -1172,10 +1172,8 @@ def pytest_runtest_makereport(
         # passes is stale, and fails the run in pytest's words as well as the suite's.
         soft = str(getattr(report, "wasxfail", "")).startswith(RECOMMENDED)
         if state.baseline is not None and (not hasattr(report, "wasxfail") or soft):
-            if soft and not report.passed:
-                stale_recommended(report, case_id, data, state.baseline)
-            else:
-                mark_known(report, case_id, data, state.baseline, state.strict_baseline)
+            mark_known(report, case_id, data, state.baseline, state.strict_baseline,
+                       recommended=soft)  # fmt: skip
         report.user_properties.append((DATA, data))
     elif report.when == "setup" and report.failed:
         data = {"rules": case_rules(item)}
@@ -1185,24 +1183,6 @@ def pytest_runtest_makereport(
     if report.failed and report.when in ("setup", "call") and "advice" not in data_of(report):
         report.sections.append(("conformance case", f"{case_id}: {_summary(item)}"))
     return report
-
-
-def stale_recommended(
-    report: pytest.TestReport, case_id: str, data: dict[str, Any], baseline: Baseline
-) -> None:
-    """A recommended case that still fails a level, and passes one its entry lists: stale.
-
-    It stays a recommended failure in the suite's report; pytest's outcome is a failure with the
-    advice, as every stale entry's is, so that a red run is red in every view.
-    """
-    decision = baseline.decide(case_id, True, data.get("levels") or {}, strict_new=False)
-    if decision.status != "stale":
-        return
-    advice = decision.advice(case_id)
-    data.update(baseline="stale", advice=advice, outcome="recommended-fail")
-    report.outcome = "failed"
-    report.longrepr = f"stale baseline entry ({baseline.path}): {advice}"
-    del report.wasxfail
 
 
 def _not_run_past_deadline(item: pytest.Item, report: pytest.TestReport, state: _State) -> None:

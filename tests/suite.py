@@ -27,6 +27,16 @@ def child_env(**extra: str) -> dict[str, str]:
     return {**inherited, "PYTHONPATH": str(REPO), **extra}
 
 
+def cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python -m conformance ARGS`` as a user types it (pytest's cache on)."""
+    return subprocess.run(
+        [sys.executable, "-m", "conformance", *args], cwd=cwd, env=child_env(**(env or {})),
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+
+
 def run_suite(
     *args: str, cwd: Path, env: dict[str, str] | None = None, profile: str = "default"
 ) -> subprocess.CompletedProcess[str]:

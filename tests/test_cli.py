@@ -14,19 +14,19 @@ from pathlib import Path
 import pytest
 
 from conformance.strategies import hypothesis_ci_variables
-from tests.suite import REPO, case_of, child_env, fixture, outcomes, report, run_pytest, run_suite
+from tests.suite import (
+    REPO,
+    case_of,
+    child_env,
+    cli,
+    fixture,
+    outcomes,
+    report,
+    run_pytest,
+    run_suite,
+)
 
 TOOLS_ONLY = fixture("tools_only:harness")
-
-
-def cli(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """``python -m conformance ARGS`` as a user types it (pytest's cache on)."""
-    return subprocess.run(
-        [sys.executable, "-m", "conformance", *args], cwd=cwd, env=child_env(**(env or {})),
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
 
 
 def test_help_starts_with_the_suites_usage_and_names_every_command(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from typing import Any, cast
 
 import pytest
 
-from tests.suite import REPO, case_of, cases, fixture, outcomes, report, run_suite
+from tests.suite import REPO, case_of, cases, cli, fixture, outcomes, report, run_suite
 
 
 def hostile_run(
@@ -247,6 +247,11 @@ def test_a_failed_case_replays_alone_from_the_report_or_the_trace(tmp_path: Path
         assert "DRV-002" not in replay.stdout.split("short test summary", 1)[1]
 
 
+def _own_cache(tmp_path: Path) -> dict[str, str]:
+    """A replay's pytest cache (it is a user's run) under the test's own directory."""
+    return {"XDG_CACHE_HOME": str(tmp_path / "xdg-cache")}
+
+
 def test_a_replay_tests_the_harness_the_settings_named(tmp_path: Path) -> None:
     # The harness and level come from pyproject.toml, which a replay from elsewhere does not
     # find: the report must carry them, or the replay tests the reference and says "passed".
@@ -264,12 +269,8 @@ def test_a_replay_tests_the_harness_the_settings_named(tmp_path: Path) -> None:
     assert report(path)["run"]["args"] == [  # type: ignore[index]
         "--harness", "tests.fixtures.never_overwrites:harness", "--conformance-level", "behaviour"
     ]  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
     for source in (path, trace):
-        replay = subprocess.run(
-            [sys.executable, "-m", "conformance", "replay", str(source), "GRD-003"],
-            cwd=elsewhere, env=env, capture_output=True, text=True, check=False,
-        )  # fmt: skip
+        replay = cli("replay", str(source), "GRD-003", cwd=elsewhere, env=_own_cache(tmp_path))
         assert replay.returncode == 1, replay.stdout[-2000:]
         assert "FAILED [GRD-003]" in replay.stdout  # the reference passes it
         assert "level: behaviour only" in replay.stdout
@@ -283,11 +284,7 @@ def test_a_replay_tests_the_harness_a_plugins_hook_handed_over(tmp_path: Path) -
                      "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:]
     assert report(path)["run"]["args"] == ["-p", "tests.fixtures.hooked"]  # type: ignore[index]
-    replay = subprocess.run(
-        [sys.executable, "-m", "conformance", "replay", str(path), "GRD-003"],
-        cwd=elsewhere, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True,
-        text=True, check=False,
-    )  # fmt: skip
+    replay = cli("replay", str(path), "GRD-003", cwd=elsewhere, env=_own_cache(tmp_path))
     assert "harness: hooked-reference" in replay.stdout, replay.stdout[-2000:]
 
 
@@ -307,13 +304,9 @@ def test_a_replay_finds_a_relative_harness_command_from_anywhere_and_after_a_mov
     done = run_suite("--harness-cmd", "./run_h.sh", "--conformance-case", "GRD-003",
                      "--conformance-report", str(path), cwd=project)  # fmt: skip
     assert done.returncode == 1, done.stdout[-2000:]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
 
     def replay(source: Path) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "conformance", "replay", str(source), "GRD-003"],
-            cwd=elsewhere, env=env, capture_output=True, text=True, check=False,
-        )  # fmt: skip
+        return cli("replay", str(source), "GRD-003", cwd=elsewhere, env=_own_cache(tmp_path))
 
     found = replay(path)
     assert "FAILED [GRD-003]" in found.stdout, (found.stdout + found.stderr)[-2000:]

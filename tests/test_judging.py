@@ -323,7 +323,8 @@ def test_a_recommended_case_stale_at_one_level_fails_in_pytests_words_too(
     # It passes wording, which an older baseline lists, and still fails behaviour: pytest's
     # xfail would have shown nothing while the suite's stale entry made the run red.
     from conformance.baseline import Baseline
-    from conformance.plugin import RECOMMENDED, stale_recommended
+    from conformance.outcomes import mark_known
+    from conformance.plugin import RECOMMENDED
 
     path = tmp_path / "b.json"
     entry = {"behaviour": "x", "wording": "y"}
@@ -331,7 +332,7 @@ def test_a_recommended_case_stale_at_one_level_fails_in_pytests_words_too(
     report = pytest.TestReport("n", ("f.py", 1, "t"), {}, "skipped", None, "call")
     report.wasxfail = f"{RECOMMENDED}: x"
     data: dict[str, object] = {"levels": {"behaviour": "failed", "wording": "passed"}}
-    stale_recommended(report, "PUB-010", data, Baseline.load(str(path)))
+    mark_known(report, "PUB-010", data, Baseline.load(str(path)), False, recommended=True)
     advice = (
         "PUB-010 now passes at wording: remove only its wording entry from the baseline "
         "(keep behaviour, which it still fails)"

@@ -414,22 +414,22 @@ def test_a_server_that_ends_is_named_by_its_last_stderr_lines(tmp_path: Path) ->
     with pytest.raises(ValueError, match="could not start") as raised:
         McpBridge.from_command(failing, None)
     assert str(raised.value).endswith("; the last lines of its stderr: cannot open database")
-    dying = f"{shlex.quote(sys.executable)} {shlex.quote(str(SERVER))} --dies {{root}}"
-    bridge = McpBridge.from_command(dying, None)
-    try:
-        session = bridge.open_workspace(str(tmp_path), {})
-        with pytest.raises(RuntimeError) as ended:
-            bridge.call_tool(session, "read", {"file_path": str(tmp_path / "a.txt")})
-    finally:
-        bridge.close()
-    assert str(ended.value) == (
+    assert _first_read_fails(tmp_path, "--dies") == (
         "the MCP server closed the connection during read_text_file: Connection closed; "
         "the last lines of its stderr: mcp_server: lost its database"
     )
 
 
 def test_an_answer_of_the_wrong_shape_names_the_field(tmp_path: Path) -> None:
-    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(SERVER))} --bad-shape {{root}}"
+    assert _first_read_fails(tmp_path, "--bad-shape") == (
+        "the MCP server's answer to read_text_file is not a tools/call result: "
+        "content: Field required"
+    )
+
+
+def _first_read_fails(tmp_path: Path, flag: str) -> str:
+    """The error of the first read through the fixture server started with ``flag``."""
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(SERVER))} {flag} {{root}}"
     bridge = McpBridge.from_command(command, None)
     try:
         session = bridge.open_workspace(str(tmp_path), {})
@@ -437,10 +437,7 @@ def test_an_answer_of_the_wrong_shape_names_the_field(tmp_path: Path) -> None:
             bridge.call_tool(session, "read", {"file_path": str(tmp_path / "a.txt")})
     finally:
         bridge.close()
-    assert str(raised.value) == (
-        "the MCP server's answer to read_text_file is not a tools/call result: "
-        "content: Field required"
-    )
+    return str(raised.value)
 
 
 # -- the suite, through --harness-mcp -----------------------------------------------------------
