@@ -207,8 +207,12 @@ def cache_dir(args: Sequence[str], overrides: Mapping[str, str] | None = None) -
     """
     from conformance import settings  # noqa: PLC0415
 
-    chosen = [a for a in args if a.startswith(("--harness", "--conformance-in-process"))]
-    chosen += [args[i + 1] for i, a in enumerate(args[:-1]) if a.startswith("--harness")]
+    # Each harness option as a pair, however it was spelled: ``--harness=m:h`` and
+    # ``--harness m:h`` share one cache, so ``--lf`` finds the last run's failures.
+    chosen = [a for a in args if a == "--conformance-in-process"]
+    for flag in HARNESS_OPTIONS:
+        for value in _values(args, (flag,)):
+            chosen += [flag, value]
     chosen += [v for a, v in itertools.pairwise(args) if a == "-o" and v.startswith(_HARNESS_INI)]
     if not any(a.startswith(("--harness", *_HARNESS_INI)) for a in chosen):
         for ini, option in SETTINGS_HARNESS.items():
@@ -219,6 +223,8 @@ def cache_dir(args: Sequence[str], overrides: Mapping[str, str] | None = None) -
     return settings.user_cache_dir() / "pytest" / key
 
 
+HARNESS_OPTIONS: Final = ("--harness", "--harness-cmd", "--harness-mcp", "--harness-mcp-map")
+"""The options that choose the harness (or how it is reached), each part of the cache's key."""
 SETTINGS_HARNESS: Final = {"conformance_harness": "--harness",
                            "conformance_harness_cmd": "--harness-cmd"}  # fmt: skip
 """The settings that name a harness, and the option each stands for."""

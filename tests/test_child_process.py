@@ -37,18 +37,37 @@ def test_relative_paths_in_the_command_are_the_callers(tmp_path: Path) -> None:
     (tmp_path / "adapters").mkdir()
     (tmp_path / "adapters" / "h.mjs").write_text("")
     (tmp_path / "pkg").mkdir()
+    (tmp_path / "harness.mjs").write_text("")
+    (tmp_path / "node").write_text("")
     words = ["node", "adapters/h.mjs", "./adapters", "-m", "pkg", "--flag=adapters/h.mjs",
-             "missing/file.js", "/abs/x.js"]  # fmt: skip
+             "missing/file.js", "/abs/x.js", "harness.mjs", "missing.js"]  # fmt: skip
     assert absolute_words(words, str(tmp_path)) == [
-        "node",
+        "node",  # the program: found on PATH, as a shell would, even with a file of that name
         str(tmp_path / "adapters" / "h.mjs"),
         str(tmp_path / "adapters"),
         "-m",
-        "pkg",  # no slash: a module, a program on PATH, a word
+        "pkg",  # no slash and not a file: a module, a package's directory, a word
         "--flag=adapters/h.mjs",  # an option's value is the harness's to resolve
         "missing/file.js",
         "/abs/x.js",
+        str(tmp_path / "harness.mjs"),  # the README's `node harness.mjs`, from its directory
+        "missing.js",
     ]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_settings_node_command_works_from_the_scripts_directory(tmp_path: Path) -> None:
+    # README's settings example, `harness-cmd = "node harness.mjs"`, beside the script.
+    work = tmp_path / "work"
+    (work / "example").mkdir(parents=True)
+    shutil.copy(REPO / "adapters" / "node" / "index.mjs", work)
+    shutil.copy(REPO / "adapters" / "node" / "example" / "harness.mjs", work / "example")
+    (work / "example" / "pyproject.toml").write_text(
+        '[tool.harness-conformance]\nharness-cmd = "node harness.mjs"\nlevel = "behaviour"\n'
+    )
+    done = run_suite("--conformance-case", "GRD-001", cwd=work / "example")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "1 passed" in done.stdout
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")

@@ -97,6 +97,11 @@ def test_a_harness_named_in_the_settings_has_a_cache_of_its_own(tmp_path: Path) 
     assert named != cache_dir([]) == cache_dir([], {"conformance_level": "behaviour"})
     assert cache_dir(["--harness-cmd", "x"], {"conformance_harness": TOOLS_ONLY}) != named
     assert cache_dir([], {"conformance_harness_cmd": "x"}) == cache_dir(["--harness-cmd", "x"])
+    # Spelled with "=", and followed by any other option: still that harness's cache.
+    for spelled in ([f"--harness={TOOLS_ONLY}", "-v"], [f"--harness={TOOLS_ONLY}", "--lf"]):
+        assert cache_dir(spelled) == named
+    assert cache_dir(["--harness-cmd=x", "--ff"]) == cache_dir(["--harness-cmd", "x"])
+    assert cache_dir(["--harness-mcp=x"]) != cache_dir(["--harness-mcp=y"])
     typed = cache_dir(["-o", f"conformance_harness={TOOLS_ONLY}"], {"conformance_harness": "y:h"})
     assert typed != cache_dir([], {"conformance_harness": "y:h"})  # the command line wins
     # The user's story: a failing harness chosen in a settings file, then the reference with
