@@ -96,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ValueError as exc:
             print(f"ERROR: {exc}", file=sys.stderr)
             return USAGE_ERROR
-    if "--version" in args:
+    if "--version" in args or "-V" in args:
         print(version_text())
         return 0
     if any(a in ("-h", "--help") for a in args):
@@ -134,9 +134,18 @@ def run(args: Sequence[str]) -> int:
 
     args = list(args)
     explicit = _take_value(args, "--conformance-config")
-    found = settings.read(Path.cwd(), explicit)
+    try:
+        found = settings.read(Path.cwd(), explicit)
+    except settings.SettingsError as exc:
+        if not any(a in ("-h", "--help") for a in args):
+            raise
+        # The help is what a user reads to fix the setting: shown whole, the problem noted.
+        print(f"NOTE: {exc}", file=sys.stderr)
+        found = settings.Found()
     for note in found.notes:
         print(f"NOTE: {note}", file=sys.stderr)
+    if found.module_path is not None:
+        _importable_from(found.module_path)
     extra = found.args()
     if "--conformance-list-cases" in args:
         listing = _take_value(args, "--format") or "markdown"
@@ -175,6 +184,18 @@ def run(args: Sequence[str]) -> int:
     return code
 
 
+def _importable_from(directory: str) -> None:
+    """A Python harness named in a settings file is found beside it, from any subdirectory.
+
+    Here (in process) and in the harness's child, which inherits ``PYTHONPATH``; the
+    directory comes after the one the run starts in, as ``python -m`` would look.
+    """
+    sys.path.insert(1, directory)
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (os.environ.get("PYTHONPATH", ""), directory) if p
+    )
+
+
 def _report_not_started(args: Sequence[str]) -> None:
     """The reports a run asked for, when it was interrupted before pytest's session started.
 
@@ -211,8 +232,8 @@ def cache_dir(args: Sequence[str], overrides: Mapping[str, str] | None = None) -
     # ``--harness m:h`` share one cache, so ``--lf`` finds the last run's failures.
     chosen = [a for a in args if a == "--conformance-in-process"]
     for flag in HARNESS_OPTIONS:
-        for value in _values(args, (flag,)):
-            chosen += [flag, value]
+        for given in _values(args, (flag,)):
+            chosen += [flag, given]
     chosen += [v for a, v in itertools.pairwise(args) if a == "-o" and v.startswith(_HARNESS_INI)]
     if not any(a.startswith(("--harness", *_HARNESS_INI)) for a in chosen):
         for ini, option in SETTINGS_HARNESS.items():

@@ -68,6 +68,8 @@ from conformance.verdict import LEVELS, ConformanceFailure, Judge, Violation, ve
 
 CASES_PACKAGE: Final = "conformance.cases"
 RECOMMENDED: Final = "recommended, never fails a run"
+NOTHING_SELECTED: Final = "no case was selected (-k or -m chose none); exit status 5"
+"""Why a run whose selection matched no case has reports with no case in them."""
 """The expected-failure reason of a case whose every rule is recommended."""
 CASES_DIR: Final = Path(conformance.__file__).parent / "cases"
 CASE_ID: Final = re.compile(r"^(?P<area>[A-Z]+)-\d{3}$")
@@ -97,6 +99,8 @@ class _State:
         """Unconfigured: the harness is being stopped, which a SIGTERM must not cut short."""
         self.term_before: Any = None
         """The SIGTERM handler the run replaced, put back when it ends."""
+        self.int_before: Any = None
+        """The SIGINT handler the run replaced, put back when it ends."""
         self.launch_failure: HarnessLoadError | None = None
         self.spare: Stdio | None = None
         """A second instance of the harness, started with the first for a case that needs one."""
@@ -107,6 +111,8 @@ class _State:
         self.case_items: dict[str, pytest.Item] = {}
         self.selected: list[str] = []
         self.deselected = False
+        self.refused_selection = False
+        """The selection was refused (an unknown case named): nothing is listed or run."""
         self.clock: Callable[[], float] = time.monotonic
         """The run's clock (the project's tests drive a fake one to pass a deadline)."""
         self.started = self.clock()
@@ -162,6 +168,7 @@ class _State:
             "conformance_timeout",
             "conformance_handshake_timeout",
             "conformance_deadline",
+            "conformance_max_answer_bytes",
         ):
             value = config.getoption(name)
             if value is not None and value <= 0:
@@ -214,7 +221,7 @@ class _State:
                 raise pytest.UsageError(str(exc)) from None
         ini_cmd = config.getini("conformance_harness_cmd")
         if ini_cmd:
-            return Choice("cmd", ini_cmd, f"conformance_harness_cmd = {ini_cmd}")
+            return Choice("cmd", ini_cmd, f"harness-cmd {ini_cmd!r}")
         ini = config.getini("conformance_harness")
         if ini:
             return Choice("python", ini, f'harness "{ini}"')
@@ -646,9 +653,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         state.close()
         if state in _RUNS:
             _RUNS.remove(state)
-        if state.term_before is not None:
-            with contextlib.suppress(ValueError):  # not the main thread
+        with contextlib.suppress(ValueError):  # not the main thread
+            if state.term_before is not None:
                 signal.signal(signal.SIGTERM, state.term_before)
+            if state.int_before is not None:
+                signal.signal(signal.SIGINT, state.int_before)
     ConformanceSnapshots.directory = default_snapshot_dir()
     ConformanceSnapshots.partial_run = False
 
@@ -658,6 +667,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     state = session.config.stash[STATE]
     state.started = state.clock()
     _RUNS.append(state)
+    if not any(_names_cases(arg) for arg in session.config.args):
+        return  # another project's tests, in an environment that has the plugin: left alone
     with contextlib.suppress(ValueError):  # not the main thread
         term = signal.getsignal(signal.SIGTERM) if hasattr(signal, "SIGTERM") else None
         if term is signal.SIG_DFL or getattr(term, "before_the_run", False):  # ``__main__``'s
@@ -665,6 +676,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             state.term_before = term
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             signal.signal(signal.SIGINT, _interrupt)
+            state.int_before = signal.default_int_handler
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -755,6 +767,15 @@ def case_rules(item: pytest.Item) -> list[str]:
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Give every case its ID; select, mark not-applicable, expected and recommended cases."""
+    try:
+        _mark_cases(config, items)
+    except pytest.UsageError:
+        # pytest still finishes the collection: a listing there would be the whole suite.
+        config.stash[STATE].refused_selection = True
+        raise
+
+
+def _mark_cases(config: pytest.Config, items: list[pytest.Item]) -> None:
     state = config.stash[STATE]
     cases = [item for item in items if _is_case(item)]
     if not cases:
@@ -957,7 +978,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """
     config = session.config
     state = config.stash[STATE]
-    if not state.case_items:
+    if not state.case_items or state.refused_selection:
         return
     if config.getoption("conformance_list_cases"):
         chosen = {i.nodeid: i for i in session.items}
@@ -1257,12 +1278,19 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     report = state.report
     if exitstatus == pytest.ExitCode.USAGE_ERROR:
         return
+    whole = state.helper is None
     if not state.selected and not report.cases:
         cases_run = any(_names_cases(arg) for arg in config.args)  # not the project's own tests
-        if exitstatus == pytest.ExitCode.INTERRUPTED and state.helper is None and cases_run:
+        if exitstatus == pytest.ExitCode.INTERRUPTED and whole and cases_run:
             # Before its cases were collected: the report says so all the same, and the harness
             # is not started (or greeted) now to fill in its name.
             report.incomplete("the run was interrupted before its cases were collected")
+            report.duration_s = state.elapsed()
+            state.write_reports()
+        elif exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and state.case_items and whole:
+            # A -k that matches nothing: the reports are written all the same, so a CI job
+            # never uploads an earlier run's in their place.
+            report.incomplete(NOTHING_SELECTED)
             report.duration_s = state.elapsed()
             state.write_reports()
         return

@@ -9,17 +9,20 @@ is its only ini file). Its settings come, first match wins, from:
    nearest ancestor that has one.
 
 Keys: ``harness``, ``harness-cmd``, ``level``, ``wording``, ``baseline`` (strings; a relative
-file is found beside the file that names it), ``expect-fail`` (a list of case IDs) and ``jobs``
-(``"auto"`` or ``1``, as ``--conformance-jobs``). Command
-line options win over them. The old ``conformance_*`` keys of a pytest ini file are still read
-for this release, with a note to move them.
+file is found beside the file that names it: a file ``harness-cmd`` names, the module
+``harness`` names, the wording and baseline files), ``expect-fail`` (a list of case IDs) and
+``jobs`` (``"auto"`` or ``1``, as ``--conformance-jobs``). Command line options win over them.
+The old ``conformance_*`` keys of a pytest ini file are still read for this release, with a
+note to move them.
 """
 
 from __future__ import annotations
 
 import configparser
 import os
+import shlex
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -37,7 +40,10 @@ KEYS: Final = {
 PATHS: Final = frozenset({"wording", "baseline"})
 LIST_FORMATS: Final = ("markdown", "json")
 """What ``--conformance-list-cases`` prints: a Markdown table or JSON (``--format``)."""
-OLD_KEYS: Final = {ini: key for key, ini in KEYS.items() if key != "jobs"}  # newer than they
+OLD_KEYS: Final = {ini: key for key, ini in KEYS.items()}
+"""Every key as a pytest ini file spelled it (``--help`` lists them there, so all are read)."""
+LEVELS: Final = ("all", "behaviour")
+"""The levels a run may be limited to (``--conformance-level``)."""
 
 
 class SettingsError(ValueError):
@@ -50,6 +56,8 @@ class Found:
 
     overrides: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    module_path: str | None = None
+    """The directory of the file that names a Python harness: where its module is found."""
 
     def args(self) -> list[str]:
         """``-o key=value`` for each setting."""
@@ -77,6 +85,13 @@ def read(start: Path, explicit: str | None) -> Found:
 def _take(found: Found, table: object, path: Path) -> None:
     if not isinstance(table, dict):
         raise SettingsError(f"{path}: [tool.{TABLE}] must be a table")
+    if "harness" in table and "harness-cmd" in table:
+        raise SettingsError(f"{path}: choose one of harness and harness-cmd in [tool.{TABLE}]")
+    level = table.get("level", LEVELS[0])
+    if level not in LEVELS:
+        raise SettingsError(
+            f"{path}: level {level!r} does not exist; choose one of {', '.join(LEVELS)}"
+        )
     for key, value in table.items():
         if key not in KEYS:
             raise SettingsError(
@@ -94,7 +109,53 @@ def _take(found: Found, table: object, path: Path) -> None:
             raise SettingsError(f'{path}: jobs must be "auto" or 1, got {value!r}')
         if not isinstance(value, str):
             raise SettingsError(f"{path}: {key} must be a string, got {value!r}")
-        found.overrides[KEYS[key]] = str((path.parent / value).resolve()) if key in PATHS else value
+        if key == "harness":
+            found.module_path = str(path.parent.resolve())
+        found.overrides[KEYS[key]] = _resolved(key, value, path.parent)
+
+
+def _resolved(key: str, value: str, directory: Path) -> str:
+    """A setting's value with the files it names found beside the file that names them."""
+    if key in PATHS:
+        return str((directory / value).resolve())
+    if key == "harness-cmd":
+        return _beside(value, directory)
+    return value
+
+
+def _beside(command: str, directory: Path) -> str:
+    """``command`` with the files it names found beside the settings file (``absolute_words``)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command  # the loader says why it cannot be parsed, in one line
+    found = absolute_words(words, str(directory.resolve()))
+    return shlex.join(found) if found != words else command
+
+
+def absolute_words(words: Sequence[str], caller: str) -> list[str]:
+    """``words`` with each relative path that exists from ``caller`` made absolute.
+
+    The child runs in a directory of the suite's, not the caller's, so ``node adapters/x.mjs``
+    and ``node harness.mjs`` must name the caller's files. A word counts as a path when it does
+    not start with ``-`` and either contains a slash and names something that exists relative
+    to ``caller``, or, after the program, names a regular file there (``harness.mjs``, which
+    the child could not mean in its own empty directory). Anything else (``-m pkg.mod``,
+    ``--flag=rel/path``, a bare program name found on ``PATH``) is left as written.
+    """
+    return [
+        os.path.normpath(os.path.join(caller, word)) if _names_a_path(word, i, caller) else word
+        for i, word in enumerate(words)
+    ]
+
+
+def _names_a_path(word: str, position: int, caller: str) -> bool:
+    if not word or word.startswith("-") or os.path.isabs(word):
+        return False
+    there = os.path.join(caller, word)
+    if "/" in word:
+        return os.path.lexists(there)
+    return position > 0 and os.path.isfile(there)
 
 
 def _old_keys(found: Found, start: Path) -> None:

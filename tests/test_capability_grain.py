@@ -38,6 +38,18 @@ def test_a_lacked_method_makes_only_its_cases_not_applicable(tmp_path: Path) -> 
     assert found["TAX-001"] == found["TAX-028"] == "passed"
 
 
+def test_a_python_harness_may_lack_a_native_method_by_its_python_name(tmp_path: Path) -> None:
+    found = _run(tmp_path, "--harness", fixture("grain:LacksAdoptError"), "-k", "TAX")
+    lacking = {case for case, outcome in found.items() if outcome == "not-applicable"}
+    needs = {"native_roundtrip", "native_raise", "native_unrenderable"}
+    messages = _messages(tmp_path)
+    assert lacking, found
+    for case in lacking:  # each names a protocol method adopt_error backs
+        assert any(f"needs the {method} method" in messages[case] for method in needs), case
+    assert "TAX-001" not in lacking  # native_repr needs only native_error: its case runs
+    assert {found[c] for c in found if c not in lacking} <= {"passed"}
+
+
 def test_a_python_harness_missing_a_declared_method_stops_before_the_first_case() -> None:
     done = run_suite("--harness", fixture("grain:HidesItsGap"), "-q", cwd=REPO)
     assert done.returncode == 4

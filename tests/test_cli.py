@@ -42,12 +42,19 @@ def test_help_starts_with_the_suites_usage_and_names_every_command(tmp_path: Pat
         assert own.stdout.startswith(f"usage: python -m conformance {command} ")
         assert not own.stderr
     assert "--format text|md" in cli("matrix", "--help", cwd=tmp_path).stdout
+    # A settings mistake is what a user opens the help to fix: the help stays whole.
+    (tmp_path / "pyproject.toml").write_text('[tool.harness-conformance]\nharness_cmd = "x"\n')
+    with_mistake = cli("--help", cwd=tmp_path)
+    assert (with_mistake.returncode, with_mistake.stdout) == (0, done.stdout)
+    assert with_mistake.stderr.startswith("NOTE: ")
+    assert "unknown key 'harness_cmd'" in with_mistake.stderr
 
 
 def test_version_names_the_suite_the_spec_and_the_protocol(tmp_path: Path) -> None:
-    done = cli("--version", cwd=tmp_path)
-    assert done.returncode == 0
-    assert done.stdout == "harness-conformance 0.1.0 (SPEC.md 2.6.0, protocol 1)\n"
+    for option in ("--version", "-V"):
+        done = cli(option, cwd=tmp_path)
+        assert done.returncode == 0
+        assert done.stdout == "harness-conformance 0.1.0 (SPEC.md 2.6.0, protocol 1)\n"
 
 
 def test_collect_only_lists_and_exits_zero(tmp_path: Path) -> None:
@@ -137,9 +144,26 @@ def test_the_case_list_goes_to_stdout_alone_and_honours_the_selection(tmp_path: 
     assert (unknown.returncode, unknown.stdout) == (4, "")
     assert unknown.stderr == "ERROR: --format 'xml' does not exist; choose one of markdown, json\n"
     assert listed[0]["rules"][0] == "read.output"
+    for refused in (["--conformance-case", "NOPE-1"], ["--conformance-expect-fail", "NOPE-1"]):
+        wrong = cli("--conformance-list-cases", *refused, cwd=tmp_path)  # not the whole table
+        assert (wrong.returncode, wrong.stdout) == (4, ""), wrong.stdout[-500:]
+        assert "NOPE-1" in wrong.stderr
     if importlib.util.find_spec("xdist") is not None:  # a listing is one process's, as pytest's
         with_workers = cli("--conformance-list-cases", "-k", "DEL-00", "-n", "2", cwd=tmp_path)
         assert (with_workers.returncode, with_workers.stdout) == (0, done.stdout)
+
+
+def test_another_projects_tests_keep_their_signal_handlers(tmp_path: Path) -> None:
+    """The plugin is in every pytest run of its environment: one without cases is left alone."""
+    (tmp_path / "test_own.py").write_text(
+        "import signal\n"
+        "def test_handlers():\n"
+        "    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL\n"
+        "    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler\n",
+        encoding="utf-8",
+    )
+    done = run_pytest("test_own.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:]
 
 
 def test_a_collection_error_in_any_pytest_run_is_reported_not_crashed(tmp_path: Path) -> None:
@@ -203,6 +227,46 @@ def test_settings_come_from_the_tool_table_of_pyproject(tmp_path: Path) -> None:
     assert outcomes(report(path)) == {"GRD-001": "passed"}
 
 
+def test_a_harness_in_the_settings_is_found_beside_them_from_a_subdirectory(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "myharness.py").write_text("from tests.fixtures.tools_only import harness\n")
+    (tmp_path / "serve_it.py").write_text(
+        "import runpy, sys\n"
+        "sys.argv = ['serve', '--harness', 'tests.fixtures.tools_only:harness']\n"
+        "runpy.run_module('conformance.serve', run_name='__main__')\n"
+    )
+    sub = tmp_path / "src"
+    sub.mkdir()
+    path = tmp_path / "r.json"
+    args = ("--conformance-case", "RD-001", "--conformance-report", str(path))
+    command = f"{sys.executable} serve_it.py"
+    for setting in ('harness = "myharness:harness"', f"harness-cmd = {json.dumps(command)}"):
+        (tmp_path / "pyproject.toml").write_text(f"[tool.harness-conformance]\n{setting}\n")
+        done = run_suite(*args, cwd=sub)
+        assert done.returncode == 0, setting + done.stdout[-2000:] + done.stderr[-2000:]
+        assert report(path)["harness"]["name"] == "tools-only"  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("table", "problem"),
+    [
+        (
+            'harness = "m:h"\nharness-cmd = "x"\n',
+            "choose one of harness and harness-cmd in [tool.harness-conformance]",
+        ),
+        ('level = "bogus"\n', "level 'bogus' does not exist; choose one of all, behaviour"),
+    ],
+)
+def test_a_settings_mistake_names_the_file_and_the_key(
+    tmp_path: Path, table: str, problem: str
+) -> None:
+    (tmp_path / "pyproject.toml").write_text(f"[tool.harness-conformance]\n{table}")
+    done = run_suite("-q", cwd=tmp_path)
+    assert done.returncode == 4
+    assert done.stderr.strip().splitlines() == [f"ERROR: {tmp_path / 'pyproject.toml'}: {problem}"]
+
+
 def test_the_old_ini_keys_are_read_with_a_note_to_move_them(tmp_path: Path) -> None:
     (tmp_path / "pytest.ini").write_text(
         "[pytest]\nconformance_harness = tests.fixtures.tools_only:harness\n"
@@ -216,6 +280,10 @@ def test_the_old_ini_keys_are_read_with_a_note_to_move_them(tmp_path: Path) -> N
         "the conformance_* keys (conformance_harness) are read for this release only" in done.stderr
     )
     assert "move them to [tool.harness-conformance] in pyproject.toml (harness)" in done.stderr
+    (tmp_path / "pytest.ini").write_text("[pytest]\nconformance_jobs = bogus\n")
+    done = run_suite("--conformance-case", "RD-001", cwd=tmp_path)  # not silently ignored
+    assert done.returncode == 4
+    assert "conformance_jobs" in done.stderr + done.stdout, done.stdout[-1000:]
 
 
 @pytest.mark.once
@@ -400,3 +468,18 @@ def test_leaving_runs_the_exit_handlers_flushes_and_waits_for_a_thread(tmp_path:
         assert out.startswith("buffered, not yet flushed"), out
         assert "exit handler ran" in out
         assert ("the thread finished" in out) is (mode == "thread")
+
+
+def test_a_selection_of_no_case_still_writes_its_reports(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    path, md = work / "r.json", work / "r.md"
+    path.write_text('{"complete": true, "cases": {"GRD-001": "passed"}}')  # an earlier run's
+    done = run_suite("-q", "-k", "GRD-0001", "--conformance-report", str(path),
+                     "--conformance-report-md", str(md), cwd=work)  # fmt: skip
+    assert done.returncode == 5, done.stdout[-2000:]
+    assert "INCOMPLETE: no case was selected" in done.stdout
+    written = json.loads(path.read_text())
+    assert (written["complete"], written["cases"]) == (False, [])
+    assert written["reason"].startswith("no case was selected")
+    assert "INCOMPLETE" in md.read_text()

@@ -105,6 +105,10 @@ def test_the_reference_adapter_passes_the_whole_suite(tmp_path: Path, transport:
         (["--conformance-case", "NOPE-001"],
          "ERROR: --conformance-case: no case NOPE-001 in this suite"),
         (["--conformance-timeout", "0"], "ERROR: --conformance-timeout must be positive, got 0.0"),
+        (["--conformance-max-answer-bytes", "0"],
+         "ERROR: --conformance-max-answer-bytes must be positive, got 0"),
+        (["--conformance-max-answer-bytes=-5"],
+         "ERROR: --conformance-max-answer-bytes must be positive, got -5"),
     ],
 )  # fmt: skip
 def test_bad_input_stops_the_run_with_one_line(

@@ -49,6 +49,12 @@ PROTOCOL_METHODS_OF: Final[dict[str, tuple[str, ...]]] = CAPABILITY_METHODS | {
     "native": ("native_roundtrip", "native_repr", "native_raise", "native_unrenderable"),
 }
 """Capability → the protocol methods it brings (what ``lacks`` may name)."""
+PROTOCOL_METHODS_BACKED_BY: Final[dict[str, tuple[str, ...]]] = {
+    "native_error": ("native_roundtrip", "native_repr", "native_raise"),
+    "adopt_error": ("native_roundtrip", "native_raise", "native_unrenderable"),
+}
+"""A Python method of ``native`` → the protocol methods that need it: a Python harness may
+name the method it lacks, and those protocol methods are lacked with it."""
 
 CAPABILITIES: Final = tuple(CAPABILITY_METHODS)
 IMPLIED: Final[dict[str, str]] = {"toolCodes": "taxonomy"}
@@ -217,7 +223,12 @@ def _check_lacks(lacks: object, capabilities: frozenset[str], where: str) -> fro
             f"{where}: describe.lacks must be a list of method names, got {lacks!r}"
         )
     for method in lacks:
-        owners = [cap for cap, methods in PROTOCOL_METHODS_OF.items() if method in methods]
+        owners = [
+            cap
+            for table in (PROTOCOL_METHODS_OF, CAPABILITY_METHODS)
+            for cap, methods in table.items()
+            if method in methods
+        ]
         if "tools" in owners:
             raise ContractError(
                 f"{where}: describe.lacks names {method!r}, a method of the tools capability, "
@@ -228,7 +239,8 @@ def _check_lacks(lacks: object, capabilities: frozenset[str], where: str) -> fro
                 f"{where}: describe.lacks names {method!r}, which is not a method of a "
                 f"declared capability ({', '.join(sorted(capabilities))})"
             )
-    return frozenset(lacks)
+    backed = (m for method in lacks for m in PROTOCOL_METHODS_BACKED_BY.get(method, ()))
+    return frozenset(lacks).union(backed)
 
 
 def _check_methods(

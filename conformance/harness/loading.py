@@ -18,7 +18,6 @@ import contextlib
 import os
 import shlex
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +40,7 @@ from conformance.harness.stdio import (
     Validator,
 )
 from conformance.harness.transport import HarnessCallError, InProcess, Transport
+from conformance.settings import absolute_words
 
 __all__ = [
     "DEFAULT_HARNESS",
@@ -79,31 +79,6 @@ class Settings:
     tmpdir: str | None = None
     trace: Trace | None = None
     validator: Validator | None = None
-
-
-def absolute_words(words: Sequence[str], caller: str) -> list[str]:
-    """``words`` with each relative path that exists from ``caller`` made absolute.
-
-    The child runs in a directory of the suite's, not the caller's, so ``node adapters/x.mjs``
-    and ``node harness.mjs`` must name the caller's files. A word counts as a path when it does
-    not start with ``-`` and either contains a slash and names something that exists relative
-    to ``caller``, or, after the program, names a regular file there (``harness.mjs``, which
-    the child could not mean in its own empty directory). Anything else (``-m pkg.mod``,
-    ``--flag=rel/path``, a bare program name found on ``PATH``) is left as written.
-    """
-    return [
-        os.path.normpath(os.path.join(caller, word)) if _names_a_path(word, i, caller) else word
-        for i, word in enumerate(words)
-    ]
-
-
-def _names_a_path(word: str, position: int, caller: str) -> bool:
-    if not word or word.startswith("-") or os.path.isabs(word):
-        return False
-    there = os.path.join(caller, word)
-    if "/" in word:
-        return os.path.lexists(there)
-    return position > 0 and os.path.isfile(there)
 
 
 def transport_for(choice: Choice, settings: Settings) -> Transport:
