@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.rules import spec_version
 from tests.suite import REPO
 
 pytestmark = pytest.mark.once
@@ -64,8 +65,8 @@ def test_the_conformance_session_passes_with_its_baseline(example: tuple[Path, P
     data = json.loads((copy / "reports" / "conformance.json").read_text())
     assert data["harness"]["name"] == "acme-harness"
     outcomes = {case["id"]: case["outcome"] for case in data["cases"]}
-    assert outcomes["PRV-019"] == "expected-fail"
-    assert data["baseline"]["listed"] == 2
+    assert outcomes["PRV-019"] == outcomes["PRV-032"] == "expected-fail"  # ACME-142, CRLF → LF
+    assert data["baseline"]["listed"] == 3
     assert "failed" not in outcomes.values()
     assert (
         '<property name="case_id" value="PRV-019"' in (copy / "reports" / "junit.xml").read_text()
@@ -114,6 +115,31 @@ def test_an_intentional_wording_change_is_repinned_with_its_diff(
     assert "File saved" not in pinned
     after = nox(copy, envdir, "-s", "conformance")
     assert after.returncode == 0, after.stdout[-3000:]
+
+
+def test_the_committed_baseline_was_made_against_the_current_spec() -> None:
+    # Made against an older spec, it would pass the failures of the newer cases unlisted (as
+    # new) and `nox -s baseline` would rewrite it on a newcomer's first run.
+    committed = json.loads((EXAMPLE / "conformance-baseline.json").read_text(encoding="utf-8"))
+    assert committed["spec"] == spec_version(), "run `nox -s conformance` then `nox -s baseline`"
+
+
+def test_a_copy_outside_the_checkout_lists_its_sessions_and_asks_for_the_suites_source(
+    tmp_path: Path,
+) -> None:
+    copy = tmp_path / "acme"
+    shutil.copytree(EXAMPLE, copy, ignore=shutil.ignore_patterns("reports", ".nox", "__pycache__"))
+    assert not any((parent / "pyproject.toml").exists() for parent in copy.parents)  # outside
+    listed = nox(copy, tmp_path / ".nox", "-l")
+    assert listed.returncode == 0, listed.stdout[-3000:] + listed.stderr[-3000:]
+    assert "* conformance -> The conformance suite against ACME's harness" in listed.stdout
+    run = nox(copy, tmp_path / ".nox", "-s", "conformance")
+    assert run.returncode != 0
+    assert "set HARNESS_CONFORMANCE_SOURCE to a checkout of it, a wheel, or git+https://" in (
+        run.stderr
+    )
+    readme = " ".join((EXAMPLE / "README.md").read_text(encoding="utf-8").split())
+    assert "A copy outside this repository needs `HARNESS_CONFORMANCE_SOURCE`" in readme
 
 
 def test_the_ci_workflow_calls_nox_with_the_suite_from_its_repository() -> None:

@@ -50,11 +50,25 @@ export function inferCapabilities(handlers) {
 
 /**
  * Serve `handlers` over the stdio protocol until `input` ends; resolves once every pending
- * answer is written. When `input` is `process.stdin` the process then exits with status 0.
+ * answer is written. When `input` is `process.stdin` the process then exits with status 0, or
+ * with status 1 when a handler's promise never settles. A handler's failure is answered and its
+ * stack written to `log` (stderr), one `<method> failed: <stack>` entry per failure.
  */
-export async function serve(
+export function serve(handlers, options = {}) {
+  // Checked before anything is read: otherwise the first request would blame `describe`.
+  if (handlers === null || typeof handlers !== 'object') {
+    const hint = typeof handlers === 'function' ? ' (did you forget to call it?)' : '';
+    throw new TypeError(`serve(handlers): handlers must be an object of handler functions, got ${kindOf(handlers)}${hint}`);
+  }
+  if (typeof handlers.then === 'function') {
+    throw new TypeError('serve(handlers): handlers is a promise, not an object of handler functions (did you forget await?)');
+  }
+  return serving(handlers, options);
+}
+
+async function serving(
   handlers,
-  { input = process.stdin, output = process.stdout, exitOnEnd = input === process.stdin } = {},
+  { input = process.stdin, output = process.stdout, exitOnEnd = input === process.stdin, log = process.stderr } = {},
 ) {
   const restoreStdout = output === process.stdout ? divertStrayStdout() : null;
   // Protocol lines bypass the diversion: they are written with the stream's own write.
@@ -66,49 +80,66 @@ export async function serve(
     const line = `${JSON.stringify(message)}\n`;
     lastWrite = new Promise((resolve) => rawWrite(line, () => resolve()));
   };
-  const pauses = new PauseBoard(send);
-  const pending = new Set();
+  const server = { handlers, pauses: new PauseBoard(send), send, log };
+  // Each task in flight → its request's id, once its line is parsed (to name what never ends).
+  const pending = new Map();
 
   const lines = createInterface({ input, crlfDelay: Infinity, terminal: false });
   const closed = new Promise((resolve) => lines.once('close', resolve));
   lines.on('line', (line) => {
     if (line.trim() === '') return; // tolerate blank lines (e.g. a trailing "\n\n")
+    const request = { id: null };
     // Not awaited: the next line is read while this one is still being handled.
-    const task = answer(handlers, line, pauses, send);
-    pending.add(task);
+    const task = answer(server, line, request);
+    pending.set(task, request);
     task.finally(() => pending.delete(task));
   });
 
+  // With stdin gone, a handler promise that never settles would leave nothing for the event
+  // loop to do, and Node would end the process silently with status 13: say which requests.
+  const onBeforeExit = () => {
+    if (pending.size === 0) return;
+    const ids = [...pending.values()].map((request) => JSON.stringify(request.id)).join(', ');
+    log.write(`serve: stdin ended with ${pending.size} unanswered request(s) (ids ${ids}): a handler's promise never settled\n`);
+    process.exit(1);
+  };
   try {
     await closed;
     // Nobody is left to send `resume`: let paused calls finish instead of waiting forever.
-    pauses.releaseAll();
-    while (pending.size > 0) await Promise.allSettled([...pending]);
+    server.pauses.releaseAll();
+    if (exitOnEnd) process.on('beforeExit', onBeforeExit);
+    while (pending.size > 0) await Promise.allSettled([...pending.keys()]);
     await lastWrite;
   } finally {
+    process.off('beforeExit', onBeforeExit);
     restoreConsole();
     restoreStdout?.();
   }
   if (exitOnEnd) process.exit(0);
 }
 
-/** Handle one request line and send its answer; the returned promise never rejects. */
-async function answer(handlers, line, pauses, send) {
-  let request;
+/**
+ * Handle one request line and send its answer; the returned promise never rejects. The line's
+ * id is put in `request.id` as soon as it is known.
+ */
+async function answer(server, line, request) {
+  const { pauses, send } = server;
+  let parsed;
   try {
-    request = JSON.parse(line);
+    parsed = JSON.parse(line);
   } catch {
     return send(failure(null, `request is not valid JSON: ${abbreviate(line)}`));
   }
-  if (request === null || typeof request !== 'object' || Array.isArray(request)) {
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     return send(failure(null, `request must be a JSON object: ${abbreviate(line)}`));
   }
-  const { id, method } = request;
+  const { id, method } = parsed;
   if (!Number.isInteger(id)) {
     return send(failure(null, `request id must be an integer: ${abbreviate(line)}`));
   }
+  request.id = id;
   if (typeof method !== 'string') return send(failure(id, 'request method must be a string'));
-  const params = request.params ?? {};
+  const params = parsed.params ?? {};
   if (typeof params !== 'object' || Array.isArray(params)) {
     return send(failure(id, `${method}: params must be an object`));
   }
@@ -120,16 +151,19 @@ async function answer(handlers, line, pauses, send) {
     send({ id, result: null });
     return resumed();
   }
-  if (method === 'batch') return send({ id, ...(await batch(handlers, params, pauses)) });
-  return send({ id, ...(await outcome(handlers, method, params, pauses)) });
+  if (method === 'batch') return send({ id, ...(await batch(server, params)) });
+  return send({ id, ...(await outcome(server, method, params)) });
 }
 
 /** `{result}` or `{error}` of one request, as the protocol answers it; never rejects. */
-async function outcome(handlers, method, params, pauses) {
+async function outcome(server, method, params) {
   try {
-    return { result: toJson(await invoke(handlers, method, params, pauses)) };
+    return { result: toJson(await invoke(server.handlers, method, params, server.pauses)) };
   } catch (error) {
     const text = describeThrown(error);
+    // The answer carries only the message; where it was thrown is for the harness's log
+    // (which the suite's --conformance-trace records), as a traceback is for a Python harness.
+    if (!(error instanceof ProtocolError)) server.log.write(`${method} failed: ${stackOf(error) ?? text}\n`);
     const message = failure(null, error instanceof ProtocolError ? text : `${method} failed: ${text}`);
     // SPEC {#proto.unknown}: a method the harness does not have is said so, machine-readably.
     if (error instanceof UnknownMethod) message.error.unknown = true;
@@ -148,7 +182,7 @@ const BATCHABLE = ['make_error', 'error_chain'];
  * `{"answer": k}` (the `spec.cause` of make_error, the `ref` of error_chain) stands for the
  * handle request k answered. Any harness gets batches from this kit.
  */
-async function batch(handlers, params, pauses) {
+async function batch(server, params) {
   const { requests } = params;
   if (!Array.isArray(requests)) return { error: { message: 'batch: params.requests must be a list' } };
   const answers = [];
@@ -167,7 +201,7 @@ async function batch(handlers, params, pauses) {
       answers.push({ error: { message: `${method}: ${error.message}` } });
       break;
     }
-    const one = await outcome(handlers, method, resolved, pauses);
+    const one = await outcome(server, method, resolved);
     answers.push(one);
     if ('error' in one) break;
     results.push(one.result);
@@ -269,13 +303,41 @@ function failure(id, message) {
   return { id, error: { message } };
 }
 
+/** The message of a thrown value: an Error's, a plain object's `message`, else its JSON. */
 function describeThrown(error) {
   if (error instanceof Error) return error.message || error.name;
+  try {
+    // `reject({ code, message })` is common in older libraries; String() would say [object Object].
+    if (error !== null && typeof error === 'object') {
+      if (typeof error.message === 'string' && error.message !== '') return error.message;
+      const json = JSON.stringify(error);
+      if (json !== undefined && json !== '{}') return abbreviate(json, 200);
+    }
+  } catch {
+    // A throwing getter or a cycle: String() below may still say something.
+  }
   try {
     return String(error);
   } catch {
     return '<unprintable thrown value>';
   }
+}
+
+/** The stack of a thrown value, when it carries one (an Error does; a thrown string does not). */
+function stackOf(error) {
+  try {
+    return typeof error?.stack === 'string' && error.stack !== '' ? error.stack : null;
+  } catch {
+    return null;
+  }
+}
+
+/** How an unexpected argument reads in a TypeError: "a string", "null", "an array", … */
+function kindOf(value) {
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return 'an array';
+  const type = typeof value;
+  return `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`;
 }
 
 function abbreviate(line, max = 80) {

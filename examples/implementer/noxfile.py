@@ -10,7 +10,8 @@
 
 The suite is installed from HARNESS_CONFORMANCE_SOURCE (a checkout, a wheel or a ``git+`` URL;
 the workflow sets it to the suite's repository), or else from the harness-conformance checkout
-this example lives in, so ``nox`` works here as shipped.
+this example lives in, so ``nox`` works here as shipped. It is looked for only when a session
+installs, so ``nox -l`` works anywhere.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ nox.options.default_venv_backend = "venv"
 nox.options.sessions = ["conformance"]
 
 
-def _suite() -> str:
-    """Where the suite is installed from (see the module docstring)."""
+def _suite() -> str | None:
+    """Where the suite is installed from (see the module docstring); None when nowhere."""
     given = os.environ.get("HARNESS_CONFORMANCE_SOURCE")
     if given:
         return given
@@ -38,13 +39,9 @@ def _suite() -> str:
             name = tomllib.loads(project.read_text(encoding="utf-8")).get("project", {}).get("name")
             if name == "harness-conformance":
                 return str(directory)
-    raise SystemExit(
-        "harness-conformance is not on a package index yet: set HARNESS_CONFORMANCE_SOURCE to "
-        "a checkout of it or to git+https://… of its repository"
-    )
+    return None
 
 
-SUITE = _suite()
 HARNESS = "acme_harness.conformance:AcmeHarness"
 OWN = [
     "--conformance-wording",
@@ -59,8 +56,14 @@ OWN = [
 
 
 def _install(session: nox.Session) -> None:
+    suite = _suite()
+    if suite is None:
+        session.error(
+            "harness-conformance is not on a package index yet: set HARNESS_CONFORMANCE_SOURCE "
+            "to a checkout of it, a wheel, or git+https://… of its repository"
+        )
+    session.install(suite)
     # Editable: the session always tests the working tree, also in a reused virtualenv.
-    session.install(SUITE)
     session.install("-e", ".")
 
 

@@ -115,19 +115,66 @@ const CODES = Object.freeze({
 });
 
 /**
+ * A mistake in the hooks given to `createHandlers`. A call that meets one fails as a whole (the
+ * kit answers `call_tool failed: <message>`) instead of being worded as the tool's own failure,
+ * where it would look like a refusal and pass the behaviour level unnoticed.
+ */
+class HookMistake extends TypeError {}
+
+/** The hooks that must be functions when given. */
+const FUNCTION_HOOKS = ['refusal', 'failed', 'beforeCommit'];
+
+/** Throw a HookMistake, at creation, for a hook or a `words` entry that is not a function. */
+function checkHooks(hooks) {
+  if (hooks === null || typeof hooks !== 'object') {
+    throw new HookMistake(`createHandlers(hooks): hooks must be an object, got ${kindOf(hooks)}`);
+  }
+  for (const name of FUNCTION_HOOKS) {
+    if (hooks[name] !== undefined && typeof hooks[name] !== 'function') {
+      throw new HookMistake(`createHandlers: hooks.${name} must be a function, got ${kindOf(hooks[name])}`);
+    }
+  }
+  if (hooks.words === undefined) return;
+  if (hooks.words === null || typeof hooks.words !== 'object' || Array.isArray(hooks.words)) {
+    throw new HookMistake(`createHandlers: words must be an object of functions by wording-table key, got ${kindOf(hooks.words)}`);
+  }
+  for (const [key, value] of Object.entries(hooks.words)) {
+    if (typeof value !== 'function') {
+      throw new HookMistake(`createHandlers: words[${JSON.stringify(key)}] must be a function of the template's fields, got ${kindOf(value)}`);
+    }
+  }
+}
+
+/** How an unexpected value reads in a HookMistake: "a string", "null", "an array", … */
+function kindOf(value) {
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return 'an array';
+  const type = typeof value;
+  return `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`;
+}
+
+/**
  * How the tools speak: `say` fills in a text, `fail` makes the error a refusal throws (through
  * `hooks.refusal({ key, code, message, fields, cause, violations })` when given, a ToolFailure
  * otherwise), and `refused` tells a refusal from an unexpected error.
  */
 function makeVoice(hooks) {
+  checkHooks(hooks);
   const words = { ...EXAMPLE_WORDS, ...hooks.words };
   const made = new WeakSet();
   const say = (key, fields) => {
-    if (key.startsWith('reason.')) return (words[key] ?? words.reason)(fields);
-    return words[key](fields);
+    const used = key.startsWith('reason.') && words[key] === undefined ? 'reason' : key;
+    const text = words[used](fields);
+    if (typeof text !== 'string') {
+      throw new HookMistake(`words[${JSON.stringify(used)}] must return a string, got ${kindOf(text)}`);
+    }
+    return text;
   };
   const refuse = (details) => {
-    const error = hooks.refusal?.(details) ?? new ToolFailure(details.message, details.code);
+    const error = hooks.refusal ? hooks.refusal(details) : new ToolFailure(details.message, details.code);
+    if (error === null || typeof error !== 'object') {
+      throw new HookMistake(`hooks.refusal must return an Error object for ${JSON.stringify(details.key)}, got ${kindOf(error)}`);
+    }
     made.add(error);
     return error;
   };
@@ -254,6 +301,7 @@ function resolveTarget(session, filePath, op) {
     if (!fs.statSync(path.dirname(key)).isDirectory()) throw notADirectory(voice, op, display);
   } catch (error) {
     if (voice.refused(error) || error.code === 'ENOTDIR') throw notADirectory(voice, op, display);
+    if (error instanceof HookMistake) throw error;
     // A missing parent is created by write; anything else surfaces in the operation itself.
   }
   return { display, key };
@@ -853,6 +901,7 @@ export function createHandlers(hooks = {}) {
         const text = await tool(session, validateArguments(voice, name, rawArguments), hooks);
         return wireResult(callId, text, false);
       } catch (error) {
+        if (error instanceof HookMistake) throw error;
         if (hooks.failed) return hooks.failed(callId, error, { op: name, mode: session.mode });
         const text = voice.refused(error) ? error.message : `Unexpected failure: ${error?.message ?? String(error)}`;
         return wireResult(callId, text, true);

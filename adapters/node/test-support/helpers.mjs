@@ -52,15 +52,20 @@ class LineQueue {
   }
 }
 
-/** Serve `handlers` over in-memory streams; the client writes lines and reads answers. */
+/**
+ * Serve `handlers` over in-memory streams; the client writes lines and reads answers, and what
+ * the kit logs (a failing handler's stack) is kept in `logged` instead of reaching stderr.
+ */
 export function serveInMemory(handlers) {
   const input = new PassThrough();
   const output = new PassThrough();
-  const done = serve(handlers, { input, output });
+  const logged = [];
+  const done = serve(handlers, { input, output, log: { write: (text) => logged.push(text) } });
   const lines = new LineQueue(output);
   return {
     done,
     lines,
+    logged,
     /** Send a request object, or a raw line given as a string. */
     send(message) {
       input.write(`${typeof message === 'string' ? message : JSON.stringify(message)}\n`);

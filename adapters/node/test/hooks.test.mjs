@@ -6,7 +6,7 @@ import path from 'node:path';
 import { after, describe, test } from 'node:test';
 
 import { createHandlers } from '../example/harness.mjs';
-import { removeTempDirs, tempDir } from '../test-support/helpers.mjs';
+import { removeTempDirs, serveInMemory, tempDir } from '../test-support/helpers.mjs';
 
 after(removeTempDirs);
 
@@ -70,5 +70,56 @@ describe('createHandlers hooks', { timeout: 20_000 }, () => {
     const checked = await handlers.callTool(session, 'read', { file_path: 'a.txt', offset: 0 });
     assert.equal(text(checked), 'read/read-only: Bad arguments: offset must be 1 or more');
     assert.deepEqual(seen, [['fs.read_missing', 'FS_NOT_FOUND'], ['fs.sandbox', 'FS_SANDBOX_DENIED'], ['check.offset', null]]);
+  });
+
+  test('a words entry or a hook that is not a function is refused at creation, naming it', () => {
+    const mistakes = [
+      [{ words: { 'fs.read_missing': 'File not found' } }, `createHandlers: words["fs.read_missing"] must be a function of the template's fields, got a string`],
+      [{ words: { 'fs.sandbox': undefined } }, `createHandlers: words["fs.sandbox"] must be a function of the template's fields, got undefined`],
+      [{ words: 'File not found' }, 'createHandlers: words must be an object of functions by wording-table key, got a string'],
+      [{ refusal: new Error('x') }, 'createHandlers: hooks.refusal must be a function, got an object'],
+      [{ failed: 'text' }, 'createHandlers: hooks.failed must be a function, got a string'],
+      [null, 'createHandlers(hooks): hooks must be an object, got null'],
+    ];
+    for (const [hooks, message] of mistakes) assert.throws(() => createHandlers(hooks), { name: 'TypeError', message });
+  });
+
+  test('a refusal hook that returns no object fails the call with its key, never as the tool’s failure', async () => {
+    const dirs = layout();
+    fs.writeFileSync(path.join(dirs.ws, 'plain.txt'), 'a file, not a directory\n');
+    const failed = [];
+    const handlers = createHandlers({
+      refusal: ({ message }) => message, // a string: the error was meant
+      failed: (callId, error) => failed.push(error),
+    });
+    const session = open(handlers, dirs.ws, {}, dirs.tmp);
+    await assert.rejects(handlers.callTool(session, 'read', { file_path: 'gone.txt' }), {
+      name: 'TypeError',
+      message: 'hooks.refusal must return an Error object for "fs.read_missing", got a string',
+    });
+    // Also from inside the path checks, which leave other errors for the operation to report.
+    await assert.rejects(handlers.callTool(session, 'write', { file_path: 'plain.txt/x.txt', content: 'x' }), {
+      message: 'hooks.refusal must return an Error object for "fs.parent_segment", got a string',
+    });
+    assert.deepEqual(failed, []);
+    // Served, it is the kit's failure of the call, which the suite reports as the harness's.
+    const server = serveInMemory(handlers);
+    server.send({ id: 1, method: 'call_tool', params: { session, name: 'read', arguments: { file_path: 'gone.txt' } } });
+    assert.deepEqual(await server.next(), {
+      id: 1,
+      error: { message: 'call_tool failed: hooks.refusal must return an Error object for "fs.read_missing", got a string' },
+    });
+    await server.end();
+    assert.match(server.logged.join(''), /^call_tool failed: TypeError: hooks\.refusal must return an Error object/);
+  });
+
+  test('a words function that returns no string fails the call, naming its key', async () => {
+    const dirs = layout();
+    const handlers = createHandlers({ words: { 'fs.read_missing': ({ p }) => { `${p}: no such file`; } } }); // eslint-disable-line no-unused-expressions
+    const session = open(handlers, dirs.ws, {}, dirs.tmp);
+    await assert.rejects(handlers.callTool(session, 'read', { file_path: 'gone.txt' }), {
+      name: 'TypeError',
+      message: 'words["fs.read_missing"] must return a string, got undefined',
+    });
   });
 });

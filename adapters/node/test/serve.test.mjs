@@ -3,9 +3,10 @@
 // regression that would hang (a serve() that stopped answering concurrently) into a failure.
 import assert from 'node:assert/strict';
 import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
 
-import { CallIds, HandleTable, KeyedMutex, inferCapabilities, wireResult } from '../index.mjs';
+import { CallIds, HandleTable, KeyedMutex, inferCapabilities, serve, wireResult } from '../index.mjs';
 import { PACKAGE_DIR, deferred, serveInMemory, spawnHarness } from '../test-support/helpers.mjs';
 
 const toolsOnly = {
@@ -204,6 +205,56 @@ describe('requests and answers', { timeout: 20_000 }, () => {
     await server.end();
   });
 
+  test('a thrown plain object is answered with its message, else its JSON cut short', async () => {
+    const thrown = [
+      { code: 'EACCES', message: 'permission denied by my fs layer' },
+      { code: 'EACCES', message: '' },
+      { reason: 'x'.repeat(300) },
+      Object.assign(Object.create(null), { self: null }),
+    ];
+    thrown[3].self = thrown[3]; // a cycle and no toString: nothing better than a placeholder
+    const server = serveInMemory({ ...toolsOnly, callTool: (session, name, args) => Promise.reject(thrown[args.which]) });
+    const answers = [];
+    for (const which of thrown.keys()) {
+      server.send({ id: which, method: 'call_tool', params: { session: 's1', name: 'read', arguments: { which } } });
+      answers.push((await server.next()).error.message);
+    }
+    assert.deepEqual(answers, [
+      'call_tool failed: permission denied by my fs layer',
+      'call_tool failed: {"code":"EACCES","message":""}',
+      `call_tool failed: ${JSON.stringify(thrown[2]).slice(0, 200)}…`,
+      'call_tool failed: <unprintable thrown value>',
+    ]);
+    await server.end();
+  });
+
+  test('a failing handler’s stack goes to the log; the kit’s own refusals do not', async () => {
+    const server = serveInMemory({
+      ...toolsOnly,
+      callTool() {
+        const config = undefined;
+        return config.value;
+      },
+      closeWorkspace() {
+        throw 'a thrown string'; // eslint-disable-line no-throw-literal
+      },
+    });
+    server.send({ id: 1, method: 'call_tool', params: { session: 's1', name: 'read', arguments: {} } });
+    assert.match((await server.next()).error.message, /^call_tool failed: Cannot read properties of undefined/);
+    server.send({ id: 2, method: 'close_workspace', params: { session: 's1' } });
+    await server.next();
+    server.send({ id: 3, method: 'call_tool', params: { session: 's1' } }); // missing params
+    await server.next();
+    server.send({ id: 4, method: 'no_such_method', params: {} });
+    await server.next();
+    await server.end();
+    assert.equal(server.logged.length, 2, server.logged.join(''));
+    const [stack, plain] = server.logged;
+    assert.match(stack, /^call_tool failed: TypeError: Cannot read properties of undefined \(reading 'value'\)\n {4}at /);
+    assert.match(stack, /serve\.test\.mjs:\d+:\d+/); // where the handler threw
+    assert.equal(plain, 'close_workspace failed: a thrown string\n');
+  });
+
   test('console output of the harness goes to stderr, never to the protocol stream', async () => {
     const captured = { stdout: [], stderr: [] };
     const original = { stdout: process.stdout.write, stderr: process.stderr.write };
@@ -276,6 +327,40 @@ describe('requests and answers', { timeout: 20_000 }, () => {
     gate.resolve();
     await ended;
     assert.deepEqual(events, [{ id: 1, result: 'late' }, 'serve finished']);
+  });
+});
+
+describe('serve’s own arguments', { timeout: 20_000 }, () => {
+  test('handlers that are not an object are refused at once, in one line', () => {
+    const refusals = [
+      [undefined, 'serve(handlers): handlers must be an object of handler functions, got undefined'],
+      [null, 'serve(handlers): handlers must be an object of handler functions, got null'],
+      ['tools', 'serve(handlers): handlers must be an object of handler functions, got a string'],
+      [() => toolsOnly, 'serve(handlers): handlers must be an object of handler functions, got a function (did you forget to call it?)'],
+      [Promise.resolve(toolsOnly), 'serve(handlers): handlers is a promise, not an object of handler functions (did you forget await?)'],
+    ];
+    for (const [handlers, message] of refusals) {
+      // Synchronously: serve() returns no promise for these, it throws. (In-memory streams, so
+      // that a serve() that started anyway would not read the test runner's stdin.)
+      const streams = { input: new PassThrough(), output: new PassThrough(), exitOnEnd: false };
+      assert.throws(() => serve(handlers, streams), { name: 'TypeError', message });
+    }
+  });
+
+  test('a real process: a handler that never settles is named once stdin ends, with status 1', async () => {
+    const harness = spawnHarness(path.join(PACKAGE_DIR, 'test-support', 'hanging-harness.mjs'));
+    assert.deepEqual(await harness.request('describe'), {
+      id: 1,
+      result: { name: 'hanging', version: '0', language: 'javascript', protocol: 1, capabilities: ['tools'], inferred: true, batch: true },
+    });
+    harness.request('call_tool', { session: 'ws', name: 'read', arguments: {} }); // never answered
+    const outcome = await harness.close();
+    assert.deepEqual(outcome.unanswered, [2]);
+    assert.equal(
+      outcome.stderr,
+      "serve: stdin ended with 1 unanswered request(s) (ids 2): a handler's promise never settled\n",
+    );
+    assert.equal(outcome.code, 1);
   });
 });
 
