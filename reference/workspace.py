@@ -6,11 +6,15 @@ import itertools
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from typing import Final
 
 from reference.errors import redactor, secret_values
 from reference.fs import LocalFs, SandboxFs
 from reference.policy import ObservationPolicy
 from reference.tools import FsTools, Tool, ToolExecutionResult, ToolRegistry, probe_tools
+
+MUTATIONS: Final = frozenset({"write", "edit"})
+"""The tools whose call an armed pause is for (SPEC §6.4)."""
 
 
 class Workspace:
@@ -82,7 +86,14 @@ class Workspace:
 
     def execute(self, call_id: str, name: str, arguments: object) -> ToolExecutionResult:
         """Call a tool under an id the caller allocated (the agent loop records it first)."""
-        return self._registry.execute(call_id, name, arguments)
+        if name not in MUTATIONS:
+            return self._registry.execute(call_id, name, arguments)
+        try:
+            return self._registry.execute(call_id, name, arguments)
+        finally:
+            # A pause is for the next mutation only (SPEC {pause.point}): one refused before
+            # it reached the provider (bad arguments, the fence, the policy) disarms it too.
+            self._local.disarm()
 
     def failure(self, call_id: str) -> Exception | None:
         """The error behind a recent failed result of this session, if still kept."""

@@ -136,3 +136,27 @@ def test_probe_interrupt_raises_its_message(root: Path) -> None:
     with pytest.raises(KeyboardInterrupt) as raised:
         ws.call_tool("probe_interrupt", {"message": "stop now"})
     assert raised.value.args == ("stop now",)
+
+
+@pytest.mark.parametrize(
+    ("sandbox", "refused"),
+    [
+        ("danger-full-access", {"file_path": "a.txt", "old_string": "one", "new_string": "two"}),
+        ("danger-full-access", {"file_path": "a.txt", "old_string": "x", "new_string": "x"}),
+        ("danger-full-access", {"file_path": "a.txt"}),  # arguments the schema refuses
+        ("workspace-write", {"file_path": "../out.txt", "content": "x\n"}),  # the fence
+    ],
+)
+def test_a_mutation_refused_before_its_pause_point_disarms_it(
+    root: Path, sandbox: str, refused: dict[str, str]
+) -> None:
+    # SPEC {pause.point}: the pause was for that mutation; the session's next one runs through.
+    (root / "a.txt").write_text("one\n")
+    ws = Workspace(str(root), sandbox=sandbox)
+    fired: list[str] = []
+    ws.arm_pause("checked", lambda: fired.append("checked"))
+    tool = "write" if "content" in refused else "edit"
+    assert ws.call_tool(tool, refused).is_error
+    ws.call_tool("read", {"file_path": "a.txt"})
+    assert _write(ws, "a.txt", "later\n")[1] is None
+    assert fired == []

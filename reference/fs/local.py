@@ -178,6 +178,10 @@ class LocalFs:
             raise ValueError(f"unknown pause point {point!r}; expected one of {PAUSE_POINTS}")
         self._armed[point] = on_pause
 
+    def disarm(self) -> None:
+        """Forget every pause armed and not reached: the mutation it was for has ended."""
+        self._armed.clear()
+
     def _pause(self, point: str) -> None:
         on_pause = self._armed.pop(point, None)
         if on_pause is not None:
