@@ -917,6 +917,11 @@ CONSEQUENCES: Final[dict[str, tuple[str, str]]] = {
         "a fence that judges paths as spelled, not their real paths, both lets a symlink out "
         "and keeps a root opened through a symlink shut",
     ),
+    "fs.cas.one-winner · GRD-027 · check-failed": (
+        "fs.cas.one-winner · GRD-025 · check-failed",
+        "every mutation of a target checks and publishes inside one critical section (SPEC "
+        "{fs.cas.one-winner}): an edit left out of it loses a race to a write as to an edit",
+    ),
 }
 """A signature → (the signature whose defect explains it when the run shows both, why)."""
 

@@ -313,9 +313,14 @@ def _unexpected(
     return problems
 
 
+_SUITE_AREAS: Final = tuple(f"<{name}>/" for name in (display.OUTSIDE, display.EXTRA))
+"""How a sentence names the suite's own areas beside the root: no directory of the harness's."""
+
+
 def _in_harness_dir(path: str) -> bool:
     """A watched name under a label (``<harness tmp>/…``): the harness's own directories."""
-    return path.startswith("<")
+    # The sentence of a change outside the root names it the same way (``<outside>/x``).
+    return path.startswith("<") and not path.startswith(_SUITE_AREAS)
 
 
 def _sorted_deviations(

@@ -1,4 +1,5 @@
-"""The blind-spot table names real cases and mutants; levels never mix; baselines survive a split."""
+"""The blind-spot table names real cases and mutants; levels never mix; baselines survive a split;
+the cases that closed the last blind spots fail on their defect and pass on the reference."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from conformance import baseline as baseline_module
 from conformance.baseline import SPLIT, Baseline
 from conformance.rules import rule_book
 from tests.mutants import __file__ as mutants_init
-from tests.suite import REPO, case_of, outcomes, report, run_suite
+from tests.suite import REPO, case_of, fixture, outcomes, report, run_suite
 from tests.test_mutants import MUTANTS
 
 DOC = (REPO / "docs" / "blind-spots.md").read_text(encoding="utf-8")
@@ -40,6 +41,13 @@ def test_every_mutant_the_table_names_exists_and_is_run() -> None:
     on_disk = {p.stem for p in Path(mutants_init).parent.glob("*.py")}
     assert sorted(named - on_disk) == []
     assert sorted(named - set(MUTANTS)) == []
+
+
+def test_every_fixture_the_table_names_exists() -> None:
+    named = set(re.findall(r"fixture `([a-z_]+)`", TABLE))
+    on_disk = {p.stem for p in (REPO / "tests" / "fixtures").glob("*.py")}
+    assert sorted(named - on_disk) == []
+    assert {harness.split(":")[0] for harness in CLOSED.values()} <= named
 
 
 def test_no_case_mixes_a_required_and_a_recommended_rule(cited: dict[str, list[str]]) -> None:
@@ -107,3 +115,96 @@ def test_the_state_machine_reports_each_divergence_once_with_its_steps(tmp_path:
     # Writing to a deleted target is one defect, whichever spelling the step used.
     assert len(verdicts) == 1, sentences
     assert entry["levels"] == {"behaviour": "failed", "wording": "passed"}
+
+
+# case → the fixture harness with the defect it closes (docs/blind-spots.md)
+CLOSED = {
+    "GRD-027": "locks_per_tool:harness",
+    "PRV-034": "links_before_dotdot:harness",
+    "DRV-006": "derive_skips_unknown:harness",
+    "CON-005": "keeps_stale_pause:harness",
+}
+
+
+@pytest.fixture(scope="module")
+def closed_on_the_reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The closing cases' outcomes on the reference, in one run."""
+    workdir = tmp_path_factory.mktemp("reference")
+    path = workdir / "report.json"
+    selected = [arg for case in CLOSED for arg in ("--conformance-case", case)]
+    done = run_suite(*selected, "--conformance-report", str(path), cwd=workdir)
+    assert done.returncode == 0, done.stdout[-3000:]
+    return outcomes(report(path))
+
+
+def _closed(case: str, workdir: Path) -> tuple[str, list[str]]:
+    """The case on the fixture with its defect: its message and every verdict, once it failed."""
+    path = workdir / "report.json"
+    run_suite("--harness", fixture(CLOSED[case]), "--conformance-case", case,
+              "--conformance-report", str(path), cwd=workdir)  # fmt: skip
+    entry = case_of(report(path), case)
+    assert entry["outcome"] == "failed", entry
+    verdicts = entry["verdicts"]
+    assert isinstance(verdicts, list)
+    return str(entry["message"]), [str(v["verdict"]) for v in verdicts]
+
+
+def test_a_write_and_an_edit_locked_apart_lose_one_in_either_order(
+    tmp_path: Path, closed_on_the_reference: dict[str, str]
+) -> None:
+    # Writes exclude writes and edits exclude edits (GRD-013, GRD-025 pass); the two together
+    # both win, whichever of them is paused after its checks.
+    message, verdicts = _closed("GRD-027", tmp_path)
+    both = "were both accepted from one version"
+    assert message.startswith(
+        'round 0: a guarded mutation of shared0.txt was lost: the write of "shared0.txt" (paused '
+        f'after its checks) and the edit "second = 2" → "second = B" (made meanwhile) {both}'
+    ), message
+    assert any(v.startswith('round 1: a guarded mutation of shared1.txt was lost: the edit '
+                            '"second = 2" → "second = B" (paused after its checks)') for v in verdicts), verdicts  # fmt: skip
+    assert all("{fs.cas.one-winner}" in v for v in verdicts), verdicts
+    assert closed_on_the_reference["GRD-027"] == "passed"
+
+
+def test_a_symlinked_directory_followed_before_dotdot_is_caught(
+    tmp_path: Path, closed_on_the_reference: dict[str, str]
+) -> None:
+    # The model is shown the workspace's notes.txt; the harness reads and edits the one beside
+    # the link's target, outside the workspace, and creates new files there.
+    message, verdicts = _closed("PRV-034", tmp_path)
+    assert message.startswith(
+        'edit of "link/../notes.txt" accepted, but "<outside>/notes.txt" overwritten'
+    ), message
+    assert "; SPEC §3.2 {fs.resolve.key}: " in message, message
+    assert any(v.startswith('write of "link/../new.txt" accepted, but "<outside>/new.txt" created')
+               for v in verdicts), verdicts  # fmt: skip
+    assert any(v.startswith('read of "link/../notes.txt": the model saw text that differs')
+               for v in verdicts), verdicts  # fmt: skip
+    assert all("{fs.resolve.key}" in v for v in verdicts), verdicts
+    assert closed_on_the_reference["PRV-034"] == "passed"
+
+
+def test_derive_messages_that_skips_what_is_not_an_event_is_caught(
+    tmp_path: Path, closed_on_the_reference: dict[str, str]
+) -> None:
+    message, verdicts = _closed("DRV-006", tmp_path)
+    assert message.startswith(
+        'derive_messages of [{"foo": 1}] (an object with no type) answered [] instead of '
+        "refusing it with an error; SPEC §2.3 {history.input}: "
+    ), message
+    assert len(verdicts) == 4, verdicts  # the string, the unknown type, and after a real event
+    assert closed_on_the_reference["DRV-006"] == "passed"
+
+
+def test_a_pause_left_armed_by_a_refused_mutation_is_caught(
+    tmp_path: Path, closed_on_the_reference: dict[str, str]
+) -> None:
+    # The edit is refused before its pause point; the pause must not wait for the next write.
+    message, verdicts = _closed("CON-005", tmp_path)
+    assert message.startswith(
+        "the pause armed before an edit of a file never read (refused) fired in the session's "
+        "next write; SPEC §6.4 {pause.point}"
+    ), message
+    assert len(verdicts) == 2, verdicts
+    assert all("{pause.point}" in v for v in verdicts), verdicts
+    assert closed_on_the_reference["CON-005"] == "passed"

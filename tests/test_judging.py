@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -179,7 +180,7 @@ def test_a_baseline_turns_known_failures_into_expected_ones(
     written = json.loads(baseline.read_text())
     assert written["format"] == 1
     assert written["suite"] == {"name": "harness-conformance", "version": "0.1.0"}
-    assert written["spec"] == "2.6.0"
+    assert written["spec"] == "2.7.0"
     assert written["failures"]["PUB-001"] == {
         "behaviour": case_of(data, "PUB-001")["verdicts"][0]["verdict"]  # type: ignore[index]
     }
@@ -292,7 +293,8 @@ def test_a_recommended_case_is_never_baselined_and_a_stale_entry_for_one_shows_i
     assert totals["failures"] == "1"
     assert found["PUB-010"][0] == "failure"
     assert "PUB-010 now passes at behaviour: remove its entry from the baseline" in done.stdout
-    assert "= 1 failed, 244 deselected in " in done.stdout.splitlines()[-1]
+    # Every other case is deselected, however many the suite has.
+    assert re.search(r"= 1 failed, \d+ deselected in ", done.stdout.splitlines()[-1])
 
 
 def test_a_listed_case_failing_at_an_unlisted_level_is_named_by_that_failure(

@@ -103,3 +103,28 @@ def test_a_batch_is_its_requests_one_after_another(client: Client, judge: Judge)
                 rule="proto.batch")  # fmt: skip
     judge.true(len(results) < len(requests), "the batch answered a request whose ref names a "
                f"string, not a handle, with a result: {show(results[-1])}", rule="proto.batch")  # fmt: skip
+
+
+@case("CON-005", rules=["pause.point"])
+@needs("pause", options=["pausePoints:checked"])
+def test_a_refused_mutation_disarms_its_pause(session: Session, disk: Disk, judge: Judge) -> None:
+    """disarm a pause when the mutation it was armed for is refused before reaching it"""
+    # Else the pause fires in the session's next mutation, and a suite that drives a race
+    # there (GRD-025, PUB-004) changes the disk at a moment the harness never meant.
+    disk.write("a.txt", "one\n")
+    refusals: list[tuple[str, Callable[[], Result], str]] = [
+        ("an edit of a file never read", lambda: session.edit("a.txt", "one", "two"),
+         "policy.edit-intent"),
+        ("an edit whose strings are the same", lambda: session.edit("a.txt", "one", "one"),
+         "check.order"),
+    ]  # fmt: skip
+    for what, refused, rule in refusals:
+        with session.paused("checked", lambda: None) as pause:
+            refused().refused(rule)
+            session.read("a.txt").accepted("policy.record")
+            session.write("a.txt", "later\n").accepted("write.output", changes={"a.txt": "later\n"})
+        judge.true(not pause.fired, f"the pause armed before {what} (refused) fired in the "
+                   "session's next write", rule="pause.point")  # fmt: skip
+        disk.write("a.txt", "one\n")
+        disk.backdate("a.txt")
+        session.read("a.txt").accepted("policy.record")  # the next round starts from a read

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 from conformance.cases import case, needs
 from conformance.causes import subject_signature
 from conformance.client import Client
-from conformance.harness.contract import JsonObject
+from conformance.display import show
+from conformance.harness.contract import Json, JsonObject
+from conformance.harness.transport import HarnessCallError, HarnessDead
 from conformance.verdict import Judge
 
 pytestmark = needs("loop")
@@ -111,3 +114,29 @@ def test_the_events_of_a_run_fold_into_history(client: Client, root: Path, judge
     messages = client.derive(events)
     judge.equal("the roles of derive_messages over a run's own events", [m.get("role") for m in messages],
                 ["user", "assistant", "tool", "assistant"], rule="history.input")  # fmt: skip
+
+
+NOT_EVENTS: list[tuple[str, list[Json]]] = [
+    ("an object with no type", [{"foo": 1}]),
+    ("a string", ["x"]),
+    ("an object of a type no event has", [{"type": "no/such-event", "data": {"turn": 1}}]),
+    ("a user message, then an object with no type", [USER, {"foo": 1}]),
+]
+"""Lists holding something that is not an event, each with what it holds in words."""
+
+
+@case("DRV-006", rules=["history.input"])
+def test_what_is_not_an_event_is_refused(client: Client, judge: Judge) -> None:
+    """refuse what is not an event (an untyped object, a string, an unknown type), never fold it"""
+    # A refusal is the call failing in the harness, whatever the language's error: over the
+    # protocol an answer {"error": …}. A harness that dies is no refusal, and is not caught.
+    for what, events in NOT_EVENTS:
+        try:
+            derived = client.derive(cast(list[JsonObject], events))
+        except HarnessDead:
+            raise
+        except HarnessCallError:
+            judge.true(True, "", rule="history.input")
+            continue
+        judge.true(False, f"derive_messages of {show(events)} ({what}) answered {show(derived)} "
+                   "instead of refusing it with an error", rule="history.input")  # fmt: skip

@@ -480,3 +480,34 @@ def _paused_race(client: Client, first: Mutation, second: Mutation) -> list[Resu
     if failures:
         raise failures[0]
     return [result, box[0]]
+
+
+@case("GRD-027", rules=["fs.cas.one-winner", "proto.concurrent"])
+@needs("pause", options=["pausePoints:checked"])
+def test_a_write_racing_an_edit(
+    open_session: Callable[..., Session], disk: Disk, judge: Judge, client: Client
+) -> None:
+    """let exactly one of a guarded write and a guarded edit from one version succeed, either first"""
+    # One critical section per target for every mutation: a harness that locks writes and edits
+    # apart still passes GRD-013 and GRD-025, and loses one of these. Driven only, never raced:
+    # the window is too narrow for a raced verdict to read the same every run.
+    for round_, write_paused in enumerate((True, False)):
+        name = f"shared{round_}.txt"
+        disk.write(name, "first = 1\nsecond = 2\n")
+        disk.backdate(name)
+        writer, editor = open_session(), open_session()
+        observe(writer, name)
+        observe(editor, name)
+        write: Mutation = (writer, partial(writer.write, name, "rewritten\n"))
+        edit: Mutation = (editor, partial(editor.edit, name, "second = 2", "second = B"))
+        labels = [f'the write of "{name}"', 'the edit "second = 2" → "second = B"']
+        contents = [b"rewritten\n", b"first = 1\nsecond = B\n"]
+        if write_paused:
+            outcomes = _paused_race(client, write, edit)
+            labels = [f"{labels[0]} (paused after its checks)", f"{labels[1]} (made meanwhile)"]
+        else:
+            outcomes = _paused_race(client, edit, write)
+            labels = [f"{labels[1]} (paused after its checks)", f"{labels[0]} (made meanwhile)"]
+            contents.reverse()
+        _lost(judge, round_, name, outcomes, labels, contents, disk.read(name),
+              "fs.cas.one-winner")  # fmt: skip

@@ -33,6 +33,19 @@ def play(
     )[1:]
 
 
+def fresh(root: Path, run: int) -> Path:
+    """The root of a case's ``run``-th scenario: an empty directory of its own ({scenario.workspace}).
+
+    The first is the workspace itself; each later one a new directory inside it, so a harness
+    that creates the workspace files exclusively never meets an earlier run's.
+    """
+    if run == 0:
+        return root
+    again = root / f"run-{run}"
+    again.mkdir()
+    return again
+
+
 def inline(
     steps: list[Json],
     *,
@@ -67,8 +80,8 @@ def of(events: list[JsonObject], kind: str) -> list[JsonObject]:
 @case("LOOP-001", rules=["loop.prompt", "loop.envelope"])
 def test_prompt_opens_the_turn(client: Client, root: Path, judge: Judge) -> None:
     """record the prompt verbatim as a user/message of text blocks, in turn 1"""
-    for prompt in ["Do the thing.", "  padded prompt \n\t", ""]:
-        events = play(client, root, [{"text": "DONE"}], prompt=prompt)
+    for run, prompt in enumerate(["Do the thing.", "  padded prompt \n\t", ""]):
+        events = play(client, fresh(root, run), [{"text": "DONE"}], prompt=prompt)
         judge.equal(f"the first event for the prompt {show(prompt)}", events[0],
                     {"type": "user/message", "data": {"turn": 1, "content": [{"type": "text", "text": prompt}]}},
                     rule="loop.prompt")  # fmt: skip
@@ -334,15 +347,16 @@ def test_when_external_steps_apply(client: Client, root: Path, judge: Judge) -> 
     )
     judge.true(not (root / "late.txt").exists(), "an external step after the final answer was applied",
                rule="script.external.timing")  # fmt: skip
+    again = fresh(root, 1)
     events = play(
         client,
-        root,
+        again,
         [
             {"tool_calls": [READ_A]},
             {"external": [{"op": "write", "path": "early.txt", "content": "y"}]},
         ],
     )
-    judge.true((root / "early.txt").exists(), "an external step before the script ran out was not applied",
+    judge.true((again / "early.txt").exists(), "an external step before the script ran out was not applied",
                rule="script.external.timing")  # fmt: skip
     judge.equal("the codes of the error events", [e.get("code") for e in of(events, "error")], ["EMPTY_RESPONSE"],
                 rule="script.out-of-steps")  # fmt: skip
@@ -399,8 +413,8 @@ def test_probe_tools_only_when_a_scenario_asks(client: Client, root: Path, judge
     """register the probe tools in a scenario only when its options say probe: true"""
     echo: list[Json] = [{"tool_calls": [{"name": "probe_echo", "arguments": {"todos": []}}]},
                         {"text": "D"}]  # fmt: skip
-    for options, unknown in [(None, True), ({"probe": True}, False)]:
-        result = of(play(client, root, echo, options=options), "tool/result")[0]
+    for run, (options, unknown) in enumerate([(None, True), ({"probe": True}, False)]):
+        result = of(play(client, fresh(root, run), echo, options=options), "tool/result")[0]
         error = result.get("error") or {}
         # an unknown tool's error flag without its error: the event lost it, not the options
         lost = unknown and result.get("isError") is True and "error" not in result
@@ -418,8 +432,8 @@ def test_a_scenario_without_the_policy_is_unguarded(
     """run a scenario with policy: false unguarded: a file never read is overwritten"""
     clobber: list[Json] = [{"tool_calls": [{"name": "write", "arguments": {"file_path": "a.txt", "content": "new\n"}}]},
                            {"text": "D"}]  # fmt: skip
-    for options, refused in [(None, True), ({"policy": False}, False)]:
-        events = play(client, root, clobber, options=options)
+    for run, (options, refused) in enumerate([(None, True), ({"policy": False}, False)]):
+        events = play(client, fresh(root, run), clobber, options=options)
         judge.transcript(f"the write of a file never read, with options {options}, is an error",
                          flags(events)[:1], [["tool/result", "error" if refused else "ok"]],
                          script=inline(clobber, options=options), rule="scenario.options")  # fmt: skip

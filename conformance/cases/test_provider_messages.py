@@ -7,14 +7,15 @@ import stat
 import threading
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 
 import pytest
 
 from conformance.cases import case, needs
 from conformance.causes import signature
-from conformance.client import Client, Result, Session
+from conformance.client import Client, Result, Session, Spelled
 from conformance.disk import Disk, permissions_enforced
-from conformance.display import show
+from conformance.display import OUTSIDE, show
 from conformance.rules import cite
 from conformance.spec import Wording, fs
 from conformance.verdict import ConformanceFailure, Judge
@@ -396,6 +397,33 @@ def test_write_through_a_symlink(session: Session, disk: Disk) -> None:
     disk.symlink("link.txt", "real.txt")
     observe(session, "link.txt")
     session.write("link.txt", "new\n").accepted("fs.resolve.key", changes={"real.txt": "new\n"})
+
+
+@case("PRV-034", rules=["fs.resolve.display", "fs.resolve.key"])
+def test_dotdot_after_a_symlinked_directory(
+    session: Session, disk: Disk, root: Path, w: Wording
+) -> None:
+    """take 'link/../x' as the workspace's x ('..' first), never the x beside the link's target"""
+    # The link leads out of the workspace to a directory with its own notes.txt beside it:
+    # following the link before collapsing '..' (the OS opening the path as spelled) reaches
+    # that file, while the model is shown the workspace's.
+    target = root.parent / OUTSIDE / "dir"
+    target.mkdir(parents=True)
+    (target.parent / "notes.txt").write_text("notes: beside the link's target\n")
+    disk.write("notes.txt", "notes: in the workspace\n")
+    disk.symlink("link", target)
+    read = session.read(Spelled("link/../notes.txt")).accepted("fs.resolve.key")
+    read.says(w.read_output(disk.display("notes.txt"), "notes: in the workspace\n"),
+              "fs.resolve.key")  # fmt: skip
+    # An edit, not a write, changes the file read: every call here is judged in the situation
+    # of its '..' spelling, so a harness that refuses every overwrite would show that defect
+    # here as one of resolution.
+    session.edit(Spelled("link/../notes.txt"), "notes:", "NOTES:").accepted(
+        "fs.resolve.key", changes={"notes.txt": "NOTES: in the workspace\n"}
+    )
+    session.write(Spelled("link/../new.txt"), "made\n").accepted(
+        "fs.resolve.key", changes={"new.txt": "made\n"}
+    )
 
 
 @case("PRV-022", rules=["fs.publish.mode"])
