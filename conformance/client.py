@@ -171,7 +171,7 @@ class Result:
             verb = "" if not self.is_error else "refused, yet "
             if not self.is_error:
                 deviation = "accepted-instead-of-refused"
-            elif all(_in_harness_dir(c.path) for c in self.changes):
+            elif all(display.in_harness_dir(c.path) for c in self.changes):
                 deviation = "harness-dir-files"
             else:
                 deviation = "refused-and-changed"
@@ -313,16 +313,6 @@ def _unexpected(
     return problems
 
 
-_SUITE_AREAS: Final = tuple(f"<{name}>/" for name in (display.OUTSIDE, display.EXTRA))
-"""How a sentence names the suite's own areas beside the root: no directory of the harness's."""
-
-
-def _in_harness_dir(path: str) -> bool:
-    """A watched name under a label (``<harness tmp>/…``): the harness's own directories."""
-    # The sentence of a change outside the root names it the same way (``<outside>/x``).
-    return path.startswith("<") and not path.startswith(_SUITE_AREAS)
-
-
 def _sorted_deviations(
     wrong: list[str], wanted: Mapping[str, Expected], is_error: bool
 ) -> dict[str, list[str]]:
@@ -335,7 +325,7 @@ def _sorted_deviations(
                 deviation = "refused-instead-of-accepted"
             else:
                 deviation = "not-written" if " not written " in problem else "bytes-differ"
-        elif _in_harness_dir(path):
+        elif display.in_harness_dir(path):
             deviation = "harness-dir-files"
         else:
             deviation = "other-files-changed"

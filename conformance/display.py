@@ -50,6 +50,16 @@ OUTSIDE: Final = "outside"
 """The suite's outside area: this directory beside the workspace root."""
 EXTRA: Final = "extra"
 """An extra writable root: this directory beside the workspace root."""
+_SUITE_AREAS: Final = tuple(f"<{name}>/" for name in (OUTSIDE, EXTRA))
+
+
+def in_harness_dir(path: str) -> bool:
+    """Whether a watched name (``<harness tmp>/…``, as a sentence spells it, quoted or not) is
+    in the harness's own directories, not the suite's areas beside the root (``<outside>/…``)."""
+    name = path.removeprefix('"')
+    return name.startswith("<") and not name.startswith(_SUITE_AREAS)
+
+
 SHOWN: Final = 160
 """How many characters of one value a verdict shows."""
 

@@ -256,7 +256,7 @@ class Judge:
         """A call no check looked at may still not change anything outside the workspace."""
         for record in self.calls:
             if record.expected is None and record.outside:
-                harness_dirs = all(change.startswith('"<') for change in record.outside)
+                harness_dirs = all(display.in_harness_dir(change) for change in record.outside)
                 deviation = "harness-dir-files" if harness_dirs else "other-files-changed"
                 self.record(
                     "behaviour",

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.verdict import LEVELS, CallRecord, Judge
 from tests.suite import (
     REPO,
     by_area,
@@ -451,3 +452,16 @@ def test_rewriting_the_bytes_a_file_holds_counts_as_written() -> None:
     a, b = content_entry(b"a"), content_entry(b"b")
     changed = [Change("a.txt", content_entry(b"old"), a)]
     assert _unexpected(changed, {"a.txt": "a", "b.txt": "b"}, {"a.txt": a, "b.txt": b}) == []
+
+
+def test_an_unjudged_change_beside_the_root_is_not_the_harness_dirs() -> None:
+    # The suite's outside area and extra roots are spelled like the harness's own directories
+    # (<outside>/x, <harness tmp>/x); only the latter are "files in the harness's directories".
+    judge = Judge(frozenset(LEVELS))
+    for outside in (['"<outside>/notes.txt" overwritten'], ['"<harness tmp>/t" created']):
+        judge.calls.append(CallRecord(tool="read", arguments={}, outside=outside, index=0))
+    judge.check_unjudged_calls()
+    assert [v.signature for v in judge.violations] == [
+        "tool.changes-only-target · any · other-files-changed",
+        "tool.changes-only-target · any · harness-dir-files",
+    ]
