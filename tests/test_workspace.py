@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 from typing import cast
 
@@ -160,3 +161,39 @@ def test_a_mutation_refused_before_its_pause_point_disarms_it(
     ws.call_tool("read", {"file_path": "a.txt"})
     assert _write(ws, "a.txt", "later\n")[1] is None
     assert fired == []
+
+
+def test_a_read_between_keeps_the_pause_for_the_next_mutation(root: Path) -> None:
+    (root / "a.txt").write_text("one\n")
+    ws = Workspace(str(root))
+    fired: list[str] = []
+    ws.arm_pause("checked", lambda: fired.append("checked"))
+    ws.call_tool("read", {"file_path": "a.txt"})  # not a mutation: the pause is not its
+    assert _write(ws, "a.txt", "later\n")[1] is None
+    assert fired == ["checked"]
+
+
+def test_a_mutation_that_must_wait_for_another_says_so_in_process(root: Path) -> None:
+    # SPEC §6.4 `waiting`: the second writer of one directory reaches it while the first holds
+    # the directory (paused after its checks); the first goes on once the second has said so.
+    first, second = Workspace(str(root)), Workspace(str(root))
+    said: list[str] = []
+    waits = threading.Event()
+    answers: list[tuple[str, tuple[str, str] | None]] = []
+    worker = threading.Thread(target=lambda: answers.append(_write(second, "b.txt", "b\n")))
+
+    def meanwhile() -> None:
+        worker.start()
+        assert waits.wait(60), "the second write never said it waits"  # a hang, not a timing
+
+    def on_waiting() -> None:
+        said.append("waiting")
+        waits.set()
+
+    first.arm_pause("checked", meanwhile)
+    second.arm_pause("waiting", on_waiting)
+    assert _write(first, "a.txt", "a\n")[1] is None
+    worker.join()
+    assert said == ["waiting"]
+    assert [error for _, error in answers] == [None]
+    assert (root / "b.txt").read_text() == "b\n"
