@@ -19,7 +19,7 @@ from jsonschema import Draft202012Validator
 from conformance import display, speed
 from conformance.harness.batch import MAX_BATCH
 from conformance.harness.schema import problem, protocol_schema
-from conformance.harness.stdio import Stdio, Trace
+from conformance.harness.stdio import Stdio, Trace, _Pending
 from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
 from conformance.speed import poll_awake
 from tests.suite import REPO
@@ -188,6 +188,24 @@ def test_a_child_that_exits_between_calls_is_replaced_before_the_next() -> None:
             pass  # until its end is noticed, with no call waiting
         second = transport.call("describe", {})
         assert first != second  # answered by a fresh process, not failed on the dead one
+    finally:
+        transport.close()
+
+
+def test_an_answer_read_before_the_child_ended_is_kept() -> None:
+    # The thread that watched the child exit read its last answer, then its end: the call that
+    # answer was for gets it, not "the harness exited" (which answer came first was timing).
+    transport = _child(ANSWER_WITH.format(answer='{"id": ID, "result": {}}'), timeout_s=10)
+    try:
+        transport.call("describe", {})
+        child = transport._child
+        assert child is not None
+        answered = _Pending("describe", done=True, answer={"id": 99, "result": {}})
+        waiting = _Pending("describe")
+        transport._pending.update({99: answered, 100: waiting})
+        transport._retire(child, "exited with status 0")
+        assert (answered.failure, answered.answer) == (None, {"id": 99, "result": {}})
+        assert waiting.failure == "exited with status 0"
     finally:
         transport.close()
 

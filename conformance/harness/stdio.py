@@ -785,6 +785,10 @@ class Stdio(Transport):
         if self.trace is not None:
             self.trace.write("event", f"harness stopped: {reason.splitlines()[0]}")
         for waiting in pending:
+            if waiting.done:
+                # Answered before the end was seen (a child that answers and exits at once,
+                # read by the thread that watched it exit): its caller takes the answer.
+                continue
             waiting.failure = reason
             waiting.done = True
         child.wake()
