@@ -352,12 +352,15 @@ function abbreviate(line, max = 80) {
 class PauseBoard {
   #send;
   #waiting = [];
+  #released = false;
 
   constructor(send) {
     this.#send = send;
   }
 
   pause(session, point) {
+    // Once input has ended nobody can send `resume`: a call reaching its point later goes on.
+    if (this.#released) return Promise.resolve();
     return new Promise((resolve) => {
       this.#waiting.push({ session, resolve });
       this.#send({ method: 'paused', params: { session, point } });
@@ -375,6 +378,7 @@ class PauseBoard {
   }
 
   releaseAll() {
+    this.#released = true;
     for (const entry of this.#waiting.splice(0)) entry.resolve();
   }
 }

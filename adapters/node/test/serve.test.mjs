@@ -513,6 +513,31 @@ describe('pause points', { timeout: 20_000 }, () => {
     assert.deepEqual(server.lines.unread, [{ id: 2, result: 'finished without resume' }]);
   });
 
+  test('a call that reaches its pause point after the input ended goes on at once', async () => {
+    // No one is left to send resume: the call must not wait for one (SPEC {pause.point}).
+    let onPause;
+    const checked = deferred();
+    const server = serveInMemory({
+      ...toolsOnly,
+      armPause(session, point, callback) {
+        onPause = callback;
+      },
+      async callTool() {
+        await checked.promise; // still in its checks when the input ends
+        await onPause();
+        return 'finished after the input ended';
+      },
+    });
+    server.send({ id: 1, method: 'arm_pause', params: { session: 's1', point: 'checked' } });
+    assert.deepEqual(await server.next(), { id: 1, result: null });
+    server.send({ id: 2, method: 'call_tool', params: { session: 's1', name: 'write', arguments: {} } });
+    const ended = server.end();
+    setImmediate(() => checked.resolve());
+    await ended;
+    assert.deepEqual(server.lines.unread, [{ id: 2, result: 'finished after the input ended' }]);
+    assert.deepEqual(server.logged, []);
+  });
+
   test('arm_pause without an armPause handler is refused', async () => {
     const server = serveInMemory(toolsOnly);
     server.send({ id: 1, method: 'arm_pause', params: { session: 's1', point: 'staged' } });
