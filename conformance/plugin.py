@@ -623,6 +623,8 @@ def pytest_configure(config: pytest.Config) -> None:
         from conformance.strategies import register_triage_profile  # noqa: PLC0415
 
         register_triage_profile()
+    if config.getoption("help", False):
+        return  # the help is what a user reads to fix a bad option or setting: shown whole
     state.read_options()
 
 

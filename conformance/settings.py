@@ -137,25 +137,35 @@ def absolute_words(words: Sequence[str], caller: str) -> list[str]:
     """``words`` with each relative path that exists from ``caller`` made absolute.
 
     The child runs in a directory of the suite's, not the caller's, so ``node adapters/x.mjs``
-    and ``node harness.mjs`` must name the caller's files. A word counts as a path when it does
-    not start with ``-`` and either contains a slash and names something that exists relative
-    to ``caller``, or, after the program, names a regular file there (``harness.mjs``, which
-    the child could not mean in its own empty directory). Anything else (``-m pkg.mod``,
-    ``--flag=rel/path``, a bare program name found on ``PATH``) is left as written.
+    must name the caller's file. A word counts as a path when it contains a slash, does not
+    start with ``-``, and names something that exists relative to ``caller``; anything else
+    (``-m pkg.mod``, ``--flag=rel/path``, a bare program name found on ``PATH``, a bare file
+    name such as ``harness.mjs``) is left as written: a wrapper (``env -C DIR``, ``docker run
+    -w``) may run the command where that name means another file. ``bare_files`` names those a
+    failed start should point out.
     """
     return [
-        os.path.normpath(os.path.join(caller, word)) if _names_a_path(word, i, caller) else word
-        for i, word in enumerate(words)
+        os.path.normpath(os.path.join(caller, word))
+        if "/" in word
+        and not word.startswith("-")
+        and not os.path.isabs(word)
+        and os.path.lexists(os.path.join(caller, word))
+        else word
+        for word in words
     ]
 
 
-def _names_a_path(word: str, position: int, caller: str) -> bool:
-    if not word or word.startswith("-") or os.path.isabs(word):
-        return False
-    there = os.path.join(caller, word)
-    if "/" in word:
-        return os.path.lexists(there)
-    return position > 0 and os.path.isfile(there)
+def bare_files(words: Sequence[str], caller: str) -> list[str]:
+    """The words after the program that name a file in ``caller`` without a slash: left as
+    written by ``absolute_words``, they are what a harness that cannot start most likely meant."""
+    return [
+        word
+        for word in words[1:]
+        if word
+        and "/" not in word
+        and not word.startswith("-")
+        and os.path.isfile(os.path.join(caller, word))
+    ]
 
 
 def _old_keys(found: Found, start: Path) -> None:

@@ -46,11 +46,11 @@ def test_relative_paths_in_the_command_are_the_callers(tmp_path: Path) -> None:
         str(tmp_path / "adapters" / "h.mjs"),
         str(tmp_path / "adapters"),
         "-m",
-        "pkg",  # no slash and not a file: a module, a package's directory, a word
+        "pkg",  # no slash: a module, a package's directory, a word
         "--flag=adapters/h.mjs",  # an option's value is the harness's to resolve
         "missing/file.js",
         "/abs/x.js",
-        str(tmp_path / "harness.mjs"),  # the README's `node harness.mjs`, from its directory
+        "harness.mjs",  # no slash: a wrapper (env -C, docker -w) may mean another file
         "missing.js",
     ]
 
@@ -63,11 +63,20 @@ def test_the_settings_node_command_works_from_the_scripts_directory(tmp_path: Pa
     shutil.copy(REPO / "adapters" / "node" / "index.mjs", work)
     shutil.copy(REPO / "adapters" / "node" / "example" / "harness.mjs", work / "example")
     (work / "example" / "pyproject.toml").write_text(
-        '[tool.harness-conformance]\nharness-cmd = "node harness.mjs"\nlevel = "behaviour"\n'
+        '[tool.harness-conformance]\nharness-cmd = "node ./harness.mjs"\nlevel = "behaviour"\n'
     )
     done = run_suite("--conformance-case", "GRD-001", cwd=work / "example")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "1 passed" in done.stdout
+    # Without the slash the name is left as written; the failed start says how to name it.
+    bare = run_suite("--harness-cmd", "node harness.mjs", "--conformance-case", "GRD-001",
+                     cwd=work / "example")  # fmt: skip
+    assert bare.returncode == 4
+    assert error_lines(bare)[0].startswith(
+        "ERROR: --harness-cmd 'node harness.mjs' did not complete the handshake (the harness "
+        "runs in a directory of its own, and 'harness.mjs' is a file where you started: write "
+        "./harness.mjs to name it): "
+    ), error_lines(bare)
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")

@@ -48,6 +48,10 @@ def test_help_starts_with_the_suites_usage_and_names_every_command(tmp_path: Pat
     assert (with_mistake.returncode, with_mistake.stdout) == (0, done.stdout)
     assert with_mistake.stderr.startswith("NOTE: ")
     assert "unknown key 'harness_cmd'" in with_mistake.stderr
+    # A setting found wrong only when the run reads it (a baseline that is not there) too.
+    (tmp_path / "pyproject.toml").write_text('[tool.harness-conformance]\nbaseline = "no.json"\n')
+    missing = cli("--help", cwd=tmp_path)
+    assert (missing.returncode, missing.stdout) == (0, done.stdout), missing.stderr
 
 
 def test_version_names_the_suite_the_spec_and_the_protocol(tmp_path: Path) -> None:
@@ -240,7 +244,7 @@ def test_a_harness_in_the_settings_is_found_beside_them_from_a_subdirectory(
     sub.mkdir()
     path = tmp_path / "r.json"
     args = ("--conformance-case", "RD-001", "--conformance-report", str(path))
-    command = f"{sys.executable} serve_it.py"
+    command = f"{sys.executable} ./serve_it.py"
     for setting in ('harness = "myharness:harness"', f"harness-cmd = {json.dumps(command)}"):
         (tmp_path / "pyproject.toml").write_text(f"[tool.harness-conformance]\n{setting}\n")
         done = run_suite(*args, cwd=sub)

@@ -40,7 +40,7 @@ from conformance.harness.stdio import (
     Validator,
 )
 from conformance.harness.transport import HarnessCallError, InProcess, Transport
-from conformance.settings import absolute_words
+from conformance.settings import absolute_words, bare_files
 
 __all__ = [
     "DEFAULT_HARNESS",
@@ -161,4 +161,20 @@ def _startup_failure(choice: Choice, failure: str) -> str:
     for line in failure.splitlines():
         if SERVE_PREFIX in line:
             return line.split(SERVE_PREFIX, 1)[1].strip()
-    return f"{choice.label} did not complete the handshake: {failure or 'no answer'}"
+    return f"{choice.label} did not complete the handshake{_hint(choice)}: {failure or 'no answer'}"
+
+
+def _hint(choice: Choice) -> str:
+    """Where a command names a file of the caller's without a slash: how to name it."""
+    if choice.kind not in ("cmd", "mcp"):
+        return ""
+    try:
+        bare = bare_files(shlex.split(choice.value), os.getcwd())
+    except ValueError:
+        return ""
+    if not bare:
+        return ""
+    return (
+        f" (the harness runs in a directory of its own, and {bare[0]!r} is a file where you "
+        f"started: write ./{bare[0]} to name it)"
+    )
