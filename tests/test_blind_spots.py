@@ -123,6 +123,7 @@ CLOSED = {
     "PRV-034": "links_before_dotdot:harness",
     "DRV-006": "derive_skips_unknown:harness",
     "CON-005": "keeps_stale_pause:harness",
+    "CON-006": "reads_disarm_pause:harness",
 }
 
 
@@ -208,3 +209,16 @@ def test_a_pause_left_armed_by_a_refused_mutation_is_caught(
     assert len(verdicts) == 2, verdicts
     assert all("{pause.point}" in v for v in verdicts), verdicts
     assert closed_on_the_reference["CON-005"] == "passed"
+
+
+def test_a_pause_disarmed_by_a_read_is_caught(
+    tmp_path: Path, closed_on_the_reference: dict[str, str]
+) -> None:
+    # The model reads the file, then edits it: the read must leave the pause for the edit.
+    message, verdicts = _closed("CON-006", tmp_path)
+    assert message.startswith(
+        "the pause armed before a read, a refused read and an edit did not fire in the edit; "
+        "SPEC §6.4 {pause.point}: "
+    ), message
+    assert len(verdicts) == 1, verdicts
+    assert closed_on_the_reference["CON-006"] == "passed"

@@ -128,3 +128,21 @@ def test_a_refused_mutation_disarms_its_pause(session: Session, disk: Disk, judg
         disk.write("a.txt", "one\n")
         disk.backdate("a.txt")
         session.read("a.txt").accepted("policy.record")  # the next round starts from a read
+
+
+@case("CON-006", rules=["pause.point"])
+@needs("pause", options=["pausePoints:checked"])
+def test_a_read_keeps_the_pause_for_the_next_mutation(
+    session: Session, disk: Disk, judge: Judge
+) -> None:
+    """keep a pause armed across reads, accepted or refused: it is for the next write or edit"""
+    # The flow of every agent: the pause is armed, the model reads the file, then edits it. A
+    # harness that disarms on any call never pauses there, and a race driven at that moment
+    # (GRD-025, PUB-004) is never run.
+    disk.write("a.txt", "one\n")
+    with session.paused("checked", lambda: None) as pause:
+        session.read("a.txt").accepted("policy.record")
+        session.read("missing.txt").refused("fs.msg.read-missing")
+        session.edit("a.txt", "one", "two").accepted("edit.output", changes={"a.txt": "two\n"})
+    judge.true(pause.fired, "the pause armed before a read, a refused read and an edit did not "
+               "fire in the edit", rule="pause.point")  # fmt: skip
