@@ -201,11 +201,17 @@ class _State:
         config = self.config
         cmd, mcp = config.getoption("conformance_harness_cmd"), config.getoption("harness_mcp")
         option = config.getoption("conformance_harness")
-        given = [name for name, value in (("--harness-cmd", cmd), ("--harness-mcp", mcp),
-                                          ("--harness", option)) if value]  # fmt: skip
+        named = (("--harness-cmd", cmd), ("--harness-mcp", mcp), ("--harness", option))
+        given = [name for name, value in named if value is not None]
         if len(given) > 1:
             raise pytest.UsageError(f"choose one harness: {' and '.join(given)} were both given")
+        for name, value in named:
+            # An unset CI variable must not quietly test the reference instead (a green run).
+            if value is not None and not value.strip():
+                raise pytest.UsageError(f"{name} is empty: name the harness to test")
         mcp_map = config.getoption("harness_mcp_map")
+        if mcp_map is not None and mcp is None:
+            raise pytest.UsageError("--harness-mcp-map applies only to --harness-mcp, not given")
         if cmd:
             return Choice("cmd", cmd, f"--harness-cmd {cmd!r}")
         if mcp:

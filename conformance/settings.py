@@ -109,6 +109,8 @@ def _take(found: Found, table: object, path: Path) -> None:
             raise SettingsError(f'{path}: jobs must be "auto" or 1, got {value!r}')
         if not isinstance(value, str):
             raise SettingsError(f"{path}: {key} must be a string, got {value!r}")
+        if key in ("harness", "harness-cmd") and not value.strip():
+            raise SettingsError(f"{path}: {key} is empty in [tool.{TABLE}]: name the harness")
         if key == "harness":
             found.module_path = str(path.parent.resolve())
         found.overrides[KEYS[key]] = _resolved(key, value, path.parent)

@@ -260,6 +260,11 @@ def test_a_harness_in_the_settings_is_found_beside_them_from_a_subdirectory(
             "choose one of harness and harness-cmd in [tool.harness-conformance]",
         ),
         ('level = "bogus"\n', "level 'bogus' does not exist; choose one of all, behaviour"),
+        (
+            'harness-cmd = ""\n',
+            "harness-cmd is empty in [tool.harness-conformance]: name the harness",
+        ),
+        ('harness = " "\n', "harness is empty in [tool.harness-conformance]: name the harness"),
     ],
 )
 def test_a_settings_mistake_names_the_file_and_the_key(

@@ -264,6 +264,27 @@ def test_two_harnesses_at_once_are_refused(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        # An unset CI variable: "$MCP_CMD" is empty. The reference passing instead would be green.
+        (["--harness-mcp", ""], "--harness-mcp is empty: name the harness to test"),
+        (["--harness-cmd="], "--harness-cmd is empty: name the harness to test"),
+        (["--harness", " "], "--harness is empty: name the harness to test"),
+        (
+            ["--harness-mcp-map", "map.toml"],
+            "--harness-mcp-map applies only to --harness-mcp, not given",
+        ),
+    ],
+)
+def test_an_empty_harness_option_is_refused(tmp_path: Path, args: list[str], problem: str) -> None:
+    path = tmp_path / "r.json"
+    done = run_suite(*args, "--conformance-report", str(path), cwd=tmp_path)
+    assert done.returncode == 4
+    assert error_lines(done) == [f"ERROR: {problem}"]
+    assert not path.exists()
+
+
 def test_unrelated_pytest_runs_are_left_alone(tmp_path: Path) -> None:
     (tmp_path / "test_plain.py").write_text("def test_ok():\n    assert True\n")
     done = run_pytest("-q", str(tmp_path / "test_plain.py"), cwd=tmp_path)
