@@ -70,7 +70,8 @@ COMMAND_USAGE: Final = {
     "Run one case again with the harness options the report or trace recorded, verbose; extra\n"
     "options are added. Relative files, a module:attr harness and the words of a harness\n"
     "command are found where the recorded run started or, if that directory is gone, beside\n"
-    "the report.",
+    "the report (a file not there: where the replay starts). The settings of the directory\n"
+    "the replay starts in are not read: the recorded options alone decide the outcome.",
 }
 USAGE_ERROR: Final = 4
 RUN_INI: Final = Path(conformance.__file__).parent / "run.ini"
@@ -122,8 +123,12 @@ def version_text() -> str:
     )
 
 
-def run(args: Sequence[str]) -> int:
-    """Run the suite with pytest; temporary directories are removed afterwards."""
+def run(args: Sequence[str], *, settings_here: bool = True) -> int:
+    """Run the suite with pytest; temporary directories are removed afterwards.
+
+    ``settings_here``: read the settings of the directory the run starts in (a replay does
+    not: it runs the recorded options, wherever it is started).
+    """
     _RUN_STARTED.append(True)
     if hasattr(signal, "SIGTERM") and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         signal.signal(signal.SIGTERM, BeforeTheRun())
@@ -135,7 +140,9 @@ def run(args: Sequence[str]) -> int:
     args = list(args)
     explicit = _take_value(args, "--conformance-config")
     try:
-        found = settings.read(Path.cwd(), explicit)
+        found = (
+            settings.read(Path.cwd(), explicit) if settings_here or explicit else settings.Found()
+        )
     except settings.SettingsError as exc:
         if not any(a in ("-h", "--help") for a in args):
             raise
@@ -376,6 +383,8 @@ def _matrix(args: list[str]) -> int:
 
 
 FILE_OPTIONS: Final = ("--conformance-wording", "--harness-mcp-map", "--conformance-snapshots")
+HARNESS_RECORDS: Final = ("--harness", "--harness-cmd", "--harness-mcp", "-p")
+"""What a recorded run names its harness with (``-p``: a plugin whose hook hands it over)."""
 COMMAND_OPTIONS: Final = ("--harness-cmd", "--harness-mcp")
 
 
@@ -386,6 +395,11 @@ def _replay(args: list[str]) -> int:
         )
     source, case_id, rest = args[0], args[1], args[2:]
     recorded, started = _recorded_args(source)
+    if not any(arg in HARNESS_RECORDS for arg in recorded):
+        raise ValueError(
+            f"{source}: records no harness (--harness, --harness-cmd, --harness-mcp or a -p "
+            "plugin's): a replay would test the reference instead"
+        )
     # Where the recorded run started, if it is still there; else beside the report (a CI
     # report opened on another machine, its files and harness kept beside it).
     base = Path(started) if started and Path(started).is_dir() else Path(source).resolve().parent
@@ -394,7 +408,9 @@ def _replay(args: list[str]) -> int:
     path = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = str(base) + (os.pathsep + path if path else "")
     sys.path.insert(0, str(base))
-    return run([*kept, "--conformance-case", case_id, "-v", *rest])
+    # The recorded run's options alone: this directory's settings (a level, a baseline,
+    # expect-fail) would give the case another outcome than the one being replayed.
+    return run([*kept, "--conformance-case", case_id, "-v", *rest], settings_here=False)
 
 
 def _resolved(recorded: list[str], base: Path) -> list[str]:
@@ -414,15 +430,18 @@ def _resolved(recorded: list[str], base: Path) -> list[str]:
                 words = shlex.split(arg)
                 found = absolute_words(words, str(base))
                 value = shlex.join(found) if found != words else arg
-        relative = before in FILE_OPTIONS and not os.path.isabs(arg)
-        kept.append(str(base / arg) if relative else value)
+        if before in FILE_OPTIONS and not os.path.isabs(arg):
+            # Beside the recorded start (or the report); else where the replay starts.
+            here = Path.cwd() / arg
+            value = str(here if not (base / arg).exists() and here.exists() else base / arg)
+        kept.append(value)
     return kept
 
 
 def _recorded_args(source: str) -> tuple[list[str], str | None]:
     """The harness options a report or a trace recorded, and the directory its run started in."""
     try:
-        with open(source, encoding="utf-8") as handle:
+        with open(source, encoding="utf-8-sig") as handle:  # a BOM, as some editors save
             text = handle.read()
     except OSError as exc:
         raise ValueError(f"{source}: cannot be read: {exc.strerror}") from None
@@ -446,6 +465,11 @@ def _recorded_args(source: str) -> tuple[list[str], str | None]:
                     f"{source}: is a baseline, not a report or a trace (replay reads the JSON "
                     "report of a run, --conformance-report, or its --conformance-trace)"
                 ) from None
+            if _is_record(first):
+                raise ValueError(
+                    f"{source}: a trace without its first line, the run's header (it holds the "
+                    "options to replay)"
+                ) from None
             if not_json is not None and text.lstrip().startswith("{"):
                 # JSON that does not parse, and no trace's first line: a report cut short.
                 raise ValueError(f"{source}: not JSON: {not_json}") from None
@@ -453,6 +477,15 @@ def _recorded_args(source: str) -> tuple[list[str], str | None]:
     if not isinstance(recorded, list) or not all(isinstance(a, str) for a in recorded):
         raise ValueError(f"{source}: the recorded run options are malformed")
     return recorded, started if isinstance(started, str) else None
+
+
+def _is_record(line: str) -> bool:
+    """Whether ``line`` is one of a trace's records (a JSON object with its ``kind``)."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(record, dict) and "kind" in record and "line" in record
 
 
 def console() -> None:

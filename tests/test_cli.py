@@ -406,6 +406,16 @@ def test_replay_finds_the_recorded_files_from_any_directory(tmp_path: Path) -> N
     assert "cannot be read" not in replay.stdout + replay.stderr
 
 
+def test_replay_reads_a_report_saved_with_a_byte_order_mark(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    run_suite("--harness", TOOLS_ONLY, "--conformance-case", "RD-001", "--conformance-report",
+              str(path), cwd=tmp_path)  # fmt: skip
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    replay = cli("replay", str(path), "RD-001", "-p", "no:cacheprovider", cwd=tmp_path)
+    assert replay.returncode == 0, (replay.stdout + replay.stderr)[-2000:]
+    assert "PASSED [RD-001]" in replay.stdout
+
+
 def test_a_baseline_given_as_a_report_is_named_as_such(tmp_path: Path) -> None:
     baseline = REPO / "examples" / "implementer" / "conformance-baseline.json"
     for command in (["baseline", str(baseline)], ["replay", str(baseline), "PRV-019"]):
@@ -421,6 +431,11 @@ def test_replay_names_the_file_and_what_is_wrong_with_it(tmp_path: Path) -> None
         "cut.json": (whole[:20].encode(), "cut.json: not JSON: "),
         "bin.jsonl": (b"ab\xd0\x01cd", "bin.jsonl: not UTF-8 text (byte 2: invalid continuation"),
         "other.txt": (b"hello\n", "other.txt: neither a conformance report nor a trace"),
+        "nohead.jsonl": (
+            b'{"kind": "send", "line": "{}", "case": null}\n{"kind": "recv", "line": "{}"}\n',
+            "nohead.jsonl: a trace without its first line, the run's header",
+        ),
+        "none.json": (whole.encode(), "none.json: records no harness (--harness, --harness-cmd"),
     }
     for name, (content, said) in files.items():
         (tmp_path / name).write_bytes(content)

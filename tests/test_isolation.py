@@ -276,6 +276,41 @@ def test_a_replay_tests_the_harness_the_settings_named(tmp_path: Path) -> None:
         assert "level: behaviour only" in replay.stdout
 
 
+def test_a_replay_ignores_the_settings_where_it_is_started(tmp_path: Path) -> None:
+    # A replay runs the recorded options: another project's level or expect-fail would turn
+    # the failure it replays into a pass or an expected failure.
+    path = tmp_path / "r.json"
+    done = run_suite("--harness", "tests.fixtures.never_overwrites:harness", "--conformance-case",
+                     "GRD-003", "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 1, done.stdout[-2000:]
+    for setting in ('level = "behaviour"', 'expect-fail = ["GRD-003"]'):
+        other = tmp_path / ("other-" + setting.split(" ", 1)[0])
+        other.mkdir()
+        (other / "pyproject.toml").write_text(f"[tool.harness-conformance]\n{setting}\n")
+        replay = cli("replay", str(path), "GRD-003", cwd=other, env=_own_cache(tmp_path))
+        assert replay.returncode == 1, setting + replay.stdout[-2000:]
+        assert "FAILED [GRD-003]" in replay.stdout
+        assert "level: behaviour + wording" in replay.stdout
+
+
+def test_a_replay_finds_a_relative_file_where_it_is_started(tmp_path: Path) -> None:
+    # A CI report copied out of a checkout that is gone: the wording file is where the replay
+    # starts (the checkout again), not beside the report.
+    project, reports = tmp_path / "project", tmp_path / "reports"
+    project.mkdir()
+    reports.mkdir()
+    (project / "wording.toml").write_text((REPO / "tests/fixtures/tools_only.toml").read_text())
+    path = reports / "r.json"
+    run_suite("--harness", "tests.fixtures.tools_only:harness", "--conformance-wording",
+              "wording.toml", "--conformance-case", "GRD-001", "--conformance-report", str(path),
+              cwd=project)  # fmt: skip
+    checkout = tmp_path / "checkout"
+    project.rename(checkout)
+    replay = cli("replay", str(path), "GRD-001", cwd=checkout, env=_own_cache(tmp_path))
+    assert "[GRD-001]" in replay.stdout, (replay.stdout + replay.stderr)[-2000:]
+    assert "cannot be read" not in replay.stdout + replay.stderr
+
+
 def test_a_replay_tests_the_harness_a_plugins_hook_handed_over(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
