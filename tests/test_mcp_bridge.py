@@ -121,11 +121,37 @@ def test_unmapped_arguments_can_be_refused_as_undeclared(tmp_path: Path) -> None
     text = '[tools.read]\ntool = "r"\nrename = { file_path = "path" }\nunmapped = "error"\n'
     tool = tool_of(tmp_path, text, "read")
     assert tool.translate({"file_path": "a"}) == {"path": "a"}
+    # The spec tool's own arguments are declared: left unrenamed, they go under their names.
+    assert tool.translate({"file_path": "a", "limit": 2}) == {"path": "a", "limit": 2}
     with pytest.raises(Refusal) as refused:
         tool.translate({"zeta": 1, "file_path": "a", "limit": 2})
     assert str(refused.value) == (
-        'invalid arguments: "zeta" is not a declared property (additionalProperties: false); '
-        '"limit" is not a declared property (additionalProperties: false)'
+        'invalid arguments: "zeta" is not a declared property (additionalProperties: false)'
+    )
+
+
+def test_a_server_that_shares_the_spec_names_is_not_refused_its_arguments(tmp_path: Path) -> None:
+    # No rename at all: "error" must not count file_path itself as unmapped.
+    text = '[tools.edit]\ntool = "e"\nunmapped = "error"\n'
+    tool = tool_of(tmp_path, text, "edit")
+    arguments: dict[str, Any] = {"file_path": "a", "old_string": "x", "new_string": "y"}
+    assert tool.translate(arguments) == arguments
+
+
+def test_a_refusal_for_undeclared_arguments_lists_every_violation_in_spec_order(
+    tmp_path: Path,
+) -> None:
+    # REG-010's call: naming only the undeclared ones would blame a server that is exact.
+    text = '[tools.edit]\ntool = "e"\nunmapped = "error"\n'
+    with pytest.raises(Refusal) as refused:
+        tool_of(tmp_path, text, "edit").translate(
+            {"zeta": 1, "replace_all": "no", "old_string": 2, "alpha": 3}
+        )
+    assert str(refused.value) == (
+        'invalid arguments: missing required property "file_path"; missing required property '
+        '"new_string"; "old_string" must be a string; "replace_all" must be a boolean; "zeta" is '
+        'not a declared property (additionalProperties: false); "alpha" is not a declared '
+        "property (additionalProperties: false)"
     )
 
 
@@ -228,6 +254,12 @@ def test_a_mapping_file_overrides_the_built_in_one_table_by_table(tmp_path: Path
          "probe, probeInterrupt, replaceAll, readWindow, unguarded, surrogates, tempWritable"),
         ("[server]\ncall_timeout = 0\n",
          "server.call_timeout must be a positive number of seconds, got 0"),
+        ("[describe.options]\nsurrogates = true\n",
+         "describe.options.surrogates cannot hold through the bridge: a lone surrogate cannot be "
+         "sent over MCP (its JSON must be UTF-8)"),
+        ("[describe.options]\nprobe = true\n",
+         "describe.options.probe cannot hold through the bridge: the probe tools are the suite's "
+         "own, and a mapping maps only read, write and edit"),
     ],
 )  # fmt: skip
 def test_a_bad_mapping_file_is_one_line_naming_it(tmp_path: Path, text: str, problem: str) -> None:

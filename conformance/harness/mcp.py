@@ -57,7 +57,8 @@ tools entirely (a spec tool it leaves out answers ``unknown tool``); ``[describe
     drop = ["offset"]           # spec arguments never sent
     const = { encoding = "utf-8" }  # sent with every call (mapped arguments win over them)
     unmapped = "pass"           # any other argument: "pass" (under its own name, default),
-                                # "drop", or "error" (refused as an undeclared property)
+                                # "drop", or "error" (one the spec tool does not declare
+                                # refuses the call, every violation listed in SPEC order)
 
     [tools.edit]
     tool = "edit_file"
@@ -157,6 +158,13 @@ SPEC_TOOLS: Final[dict[str, tuple[str, ...]]] = {
 """Each spec tool and its arguments, in schema order (SPEC §4.2)."""
 
 UNMAPPED_POLICIES: Final = ("pass", "drop", "error")
+UNREACHABLE: Final = {
+    "probe": "the probe tools are the suite's own, and a mapping maps only read, write and edit",
+    "probeInterrupt": "the probe tools are the suite's own, and a mapping maps only read, "
+    "write and edit",
+    "surrogates": "a lone surrogate cannot be sent over MCP (its JSON must be UTF-8)",
+}
+"""Options a mapping may not declare: the bridge itself cannot carry what they promise."""
 ROOTS_WORD: Final = "{writableRoots}"
 """A command word that becomes the session's extra writable roots, one word each."""
 _TOP_KEYS: Final = ("describe", "server", "tools")
@@ -222,18 +230,31 @@ class ToolMap:
                     sent[self.rename[name]] = value
                     used.add(name)
         rest = [name for name in given if name not in used]
-        if self.unmapped == "error" and rest:
-            raise Refusal(
-                "invalid arguments: "
-                + "; ".join(
-                    f'"{name}" is not a declared property (additionalProperties: false)'
-                    for name in rest
-                )
-            )
-        if self.unmapped == "pass":
+        if self.unmapped == "error" and any(name not in SPEC_TOOLS[self.spec] for name in rest):
+            raise Refusal(_violations(self.spec, arguments))
+        if self.unmapped in ("pass", "error"):
+            # "error" is about arguments the spec tool does not declare: its own pass as named.
             for name in rest:
                 sent.setdefault(name, given[name])
         return sent
+
+
+def _violations(spec: str, arguments: Mapping[str, Json]) -> str:
+    """The refusal of a call with undeclared arguments: every violation, in SPEC §2.1b's order.
+
+    Listing only the undeclared ones would drop a missing or mistyped argument the server
+    would have named, and put them in another order than {args.order} asks.
+    """
+    from reference.errors import ToolArgsError  # noqa: PLC0415 - only for such a refusal
+    from reference.tools.fs_tools import EDIT_SCHEMA, READ_SCHEMA, WRITE_SCHEMA  # noqa: PLC0415
+    from reference.tools.schema import validate_arguments  # noqa: PLC0415
+
+    schema = {"read": READ_SCHEMA, "write": WRITE_SCHEMA, "edit": EDIT_SCHEMA}[spec]
+    try:
+        validate_arguments(schema, dict(arguments))
+    except ToolArgsError as exc:
+        return str(exc)
+    raise AssertionError("an undeclared argument is a violation")  # pragma: no cover
 
 
 @dataclass(frozen=True)
@@ -356,6 +377,9 @@ def _parse_options(options: Mapping[str, Json], where: str) -> dict[str, Json]:
                 )
         elif not isinstance(value, bool):
             raise MappingError(f"{where}: describe.options.{name} must be true or false")
+        elif value and name in UNREACHABLE:
+            raise MappingError(f"{where}: describe.options.{name} cannot hold through the "
+                               f"bridge: {UNREACHABLE[name]}")  # fmt: skip
         checked[name] = value
     return checked
 
