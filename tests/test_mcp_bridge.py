@@ -655,6 +655,25 @@ def test_lines_a_server_logs_onto_stdout_are_its_defect_reported_once(
     )
 
 
+def test_a_server_that_logs_on_stdout_fails_the_same_call_of_a_racing_case_every_time(
+    tmp_path: Path,
+) -> None:
+    # CON-002's first calls used to be its eight racers: whichever came first reported the
+    # server's stray line, so the verdict named another file on each run (baseline churn).
+    messages = []
+    for run in range(2):
+        path = tmp_path / f"r{run}.json"
+        run_suite("--harness-mcp", NOISY_COMMAND, "--conformance-case", "CON-002",
+                  "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
+        entry = next(c for c in cases(report(path)) if c["id"] == "CON-002")
+        assert entry["outcome"] == "failed", entry
+        messages.append(str(entry["message"]))
+    assert messages[0] == messages[1]
+    assert messages[0].startswith(
+        'HarnessCallError: call_tool("read", {"file_path": "<root>/f0.txt"})'
+    ), messages[0]
+
+
 def test_the_suite_judges_the_fence_of_an_mcp_server(tmp_path: Path) -> None:
     path = tmp_path / "R.json"
     done = run_suite("--harness-mcp", ROOTS_COMMAND, "--conformance-level", "behaviour", "-k",
