@@ -27,6 +27,11 @@ numbers its handles by is its own history (how many cases the same instance ran 
 which process), so the same behaviour would otherwise read differently in a full run, a
 replayed case and a split run.
 
+A value the run made up at random, each of its planted secrets (SPEC §1.4), is named by its
+variable: a harness that leaves one unredacted reads
+``"[REDACTED] <$HARNESS_CONFORMANCE_DB_PASSWORD>"`` on every run, where the value itself
+changes each time.
+
 Only the display is normalized: every check compares what the harness really sent.
 
 Values are shown as JSON (``true``, ``null``, ``{"name": "FsError"}``), strings as JSON strings,
@@ -79,11 +84,24 @@ class Places:
         self._pattern: re.Pattern[str] | None = None
         self._cached: list[tuple[str, str]] | None = None
         self._handles: dict[str, str] = {}
+        self._values: dict[str, str] = {}
+        self._value_pattern: re.Pattern[str] | None = None
 
     def run_directory(self, label: str, directory: str | os.PathLike[str]) -> None:
         """A directory that lives for the whole run (``harness tmp``, ``tmp``…)."""
         self._run[label] = os.fspath(directory)
         self._pattern = self._cached = None
+
+    def run_values(self, names: Mapping[str, str]) -> None:
+        """Values this run made up at random (its planted secrets), each with its name: a
+        verdict that quotes one reads the same on the next run (``<$VARIABLE>``)."""
+        self._values.update({value: name for value, name in names.items() if value})
+        self._value_pattern = None
+
+    def forget_values(self) -> None:
+        """The run's made-up values are no longer named (its secrets were taken back)."""
+        self._values.clear()
+        self._value_pattern = None
 
     def case(self, root: str | os.PathLike[str], base: str | os.PathLike[str]) -> None:
         """The current case's workspace ``root`` inside the directory ``base`` it owns."""
@@ -93,6 +111,7 @@ class Places:
     def forget_all(self) -> None:
         """Nothing is named any more (a fresh registry, for tests)."""
         self._run.clear()
+        self.forget_values()
         self.forget_case()
 
     def forget_case(self) -> None:
@@ -148,7 +167,12 @@ class Places:
 
     def text(self, text: str) -> str:
         """A text with every registered directory in it replaced by its place's name, and
-        every handle by its name in the case."""
+        every handle by its name in the case, and every made-up value of the run by its own."""
+        if self._values:
+            if self._value_pattern is None:  # longest first: one value may start another
+                ordered = sorted(self._values, key=len, reverse=True)
+                self._value_pattern = re.compile("|".join(map(re.escape, ordered)))
+            text = self._value_pattern.sub(lambda match: self._values[match.group(0)], text)
         if '"' in text:
             text = _HANDLE.sub(self._handle, text)
         if "/" not in text:

@@ -247,6 +247,9 @@ class _State:
         self.make_base()
         assert self.base is not None
         self.secrets = plant_run_secrets()  # before the harness starts: it inherits them
+        display.PLACES.run_values(
+            {value: f"<${name}>" for name, value in self.secrets.environment().items()}
+        )
         trace_path = config.getoption("conformance_trace")
         if trace_path:
             header = {

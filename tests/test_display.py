@@ -66,6 +66,32 @@ def test_a_handle_is_named_by_its_first_appearance_in_the_case() -> None:
         display.PLACES.forget_all()
 
 
+def test_a_value_the_run_made_up_is_named_by_its_variable() -> None:
+    try:
+        display.PLACES.run_values({"hc-short-1a2b3c": "<$TOKEN>",
+                                   "hc-short-1a2b3c-rotated": "<$TOKEN_ROTATED>"})  # fmt: skip
+        shown = display.show(["[REDACTED] hc-short-1a2b3c-rotated and hc-short-1a2b3c"])
+        assert shown == '["[REDACTED] <$TOKEN_ROTATED> and <$TOKEN>"]'
+    finally:
+        display.PLACES.forget_all()
+    assert display.text("hc-short-1a2b3c") == "hc-short-1a2b3c"
+
+
+def test_an_unredacted_secret_reads_the_same_on_every_run(tmp_path: Path) -> None:
+    # The run plants new random values each time: a verdict quoting one changed from run to
+    # run (SEC-004 against a harness that redacts nothing read "UPPER-D…", then "UPPER-4…").
+    messages = []
+    for run in range(2):
+        path = tmp_path / f"r{run}.json"
+        run_suite("--harness", "tests.mutants.no_redaction:harness", "--conformance-case",
+                  "SEC-004", "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
+        entry = case_of(report(path), "SEC-004")
+        assert entry["outcome"] == "failed", entry
+        messages.append(str(entry["message"]))
+    assert messages[0] == messages[1]
+    assert '["<$harness_conformance_api_key>' in messages[0], messages[0]
+
+
 def test_a_case_alone_reads_as_it_does_in_the_whole_run(tmp_path: Path) -> None:
     """A harness numbers its handles by its own history; the verdict does not."""
     harness = ("--harness", "tests.mutants.remedy_copies_others:harness")
