@@ -222,3 +222,16 @@ def test_a_pause_disarmed_by_a_read_is_caught(
     ), message
     assert len(verdicts) == 1, verdicts
     assert closed_on_the_reference["CON-006"] == "passed"
+
+
+def test_a_pause_that_fires_in_a_read_is_caught(tmp_path: Path) -> None:
+    # The race the suite drives would happen during the read, and the edit run unpaused.
+    path = tmp_path / "report.json"
+    run_suite("--harness", fixture("pauses_at_read:harness"), "--conformance-case", "CON-006",
+              "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
+    entry = case_of(report(path), "CON-006")
+    assert entry["outcome"] == "failed", entry
+    assert str(entry["message"]).startswith(
+        "the pause armed before a read, a refused read and an edit fired in the read, not in "
+        "the edit; SPEC §6.4 {pause.point}: "
+    ), entry["message"]

@@ -670,7 +670,7 @@ def test_a_server_that_logs_on_stdout_fails_the_same_call_of_a_racing_case_every
         messages.append(str(entry["message"]))
     assert messages[0] == messages[1]
     assert messages[0].startswith(
-        'HarnessCallError: call_tool("read", {"file_path": "<root>/f0.txt"})'
+        'HarnessCallError: call_tool("read", {"file_path": "<root>/first.txt"})'
     ), messages[0]
 
 

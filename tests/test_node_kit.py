@@ -52,6 +52,18 @@ def test_the_example_passes_the_behaviour_level(node: str, tmp_path: Path) -> No
     assert found["PUB-010"] in ("recommended-fail", "passed")
 
 
+def test_crossed_answers_in_a_sessions_start_fail_con_002(node: str, tmp_path: Path) -> None:
+    # A call racing a session's first one gets that call's answer: only a race on fresh
+    # sessions meets it (a lone read in each session first let it pass every case).
+    path = tmp_path / "report.json"
+    harness = REPO / "tests" / "fixtures" / "node_cold_session.mjs"
+    run_suite("--harness-cmd", f"{node} {harness}", "--conformance-case", "CON-002",
+              "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
+    entry = case_of(report(path), "CON-002")
+    assert entry["outcome"] == "failed", entry
+    assert "{proto.ids}" in str(entry["message"]), entry["message"]
+
+
 def test_the_kits_own_tests_pass(node: str) -> None:
     done = subprocess.run(
         [node, "--test"], cwd=NODE_KIT, capture_output=True, text=True, check=False
