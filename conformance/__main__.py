@@ -385,6 +385,8 @@ def _matrix(args: list[str]) -> int:
 FILE_OPTIONS: Final = ("--conformance-wording", "--harness-mcp-map", "--conformance-snapshots")
 HARNESS_RECORDS: Final = ("--harness", "--harness-cmd", "--harness-mcp", "-p")
 """What a recorded run names its harness with (``-p``: a plugin whose hook hands it over)."""
+HOOK_LABEL: Final = "pytest_conformance_harness hook"
+"""In a recorded harness's label: an installed plugin's hook handed it over (it will again)."""
 COMMAND_OPTIONS: Final = ("--harness-cmd", "--harness-mcp")
 
 
@@ -394,8 +396,8 @@ def _replay(args: list[str]) -> int:
             "usage: python -m conformance replay REPORT.json|TRACE.jsonl CASE_ID [options]"
         )
     source, case_id, rest = args[0], args[1], args[2:]
-    recorded, started = _recorded_args(source)
-    if not any(arg in HARNESS_RECORDS for arg in recorded):
+    recorded, started, label = _recorded_args(source)
+    if not any(arg in HARNESS_RECORDS for arg in recorded) and HOOK_LABEL not in label:
         raise ValueError(
             f"{source}: records no harness (--harness, --harness-cmd, --harness-mcp or a -p "
             "plugin's): a replay would test the reference instead"
@@ -404,6 +406,15 @@ def _replay(args: list[str]) -> int:
     # report opened on another machine, its files and harness kept beside it).
     base = Path(started) if started and Path(started).is_dir() else Path(source).resolve().parent
     kept = _resolved(recorded, base)
+    if started and Path(started).is_dir():
+        # A module harness named in the settings is found beside them, as the run found it;
+        # nothing else of those settings applies.
+        from conformance import settings  # noqa: PLC0415
+
+        with contextlib.suppress(settings.SettingsError):
+            module_path = settings.read(Path(started), None).module_path
+            if module_path is not None:
+                _importable_from(module_path)
     # A Python harness named module:attr is imported the way the recorded run found it.
     path = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = str(base) + (os.pathsep + path if path else "")
@@ -438,8 +449,9 @@ def _resolved(recorded: list[str], base: Path) -> list[str]:
     return kept
 
 
-def _recorded_args(source: str) -> tuple[list[str], str | None]:
-    """The harness options a report or a trace recorded, and the directory its run started in."""
+def _recorded_args(source: str) -> tuple[list[str], str | None, str]:
+    """The harness options a report or a trace recorded, the directory its run started in, and
+    how it named its harness."""
     try:
         with open(source, encoding="utf-8-sig") as handle:  # a BOM, as some editors save
             text = handle.read()
@@ -454,11 +466,13 @@ def _recorded_args(source: str) -> tuple[list[str], str | None]:
         data, not_json = None, exc
     if isinstance(data, dict) and isinstance(data.get("run"), dict):
         recorded, started = data["run"].get("args", []), data["run"].get("cwd")
+        label = data["run"].get("harness")
     else:
         first = text.splitlines()[0] if text else ""
         try:
             header = json.loads(json.loads(first)["line"])
             recorded, started = header["args"], header.get("cwd")
+            label = header.get("harness")
         except (ValueError, KeyError, TypeError):
             if isinstance(data, dict) and data.get("failures") is not None:
                 raise ValueError(
@@ -476,7 +490,8 @@ def _recorded_args(source: str) -> tuple[list[str], str | None]:
             raise ValueError(f"{source}: neither a conformance report nor a trace") from None
     if not isinstance(recorded, list) or not all(isinstance(a, str) for a in recorded):
         raise ValueError(f"{source}: the recorded run options are malformed")
-    return recorded, started if isinstance(started, str) else None
+    started = started if isinstance(started, str) else None
+    return recorded, started, label if isinstance(label, str) else ""
 
 
 def _is_record(line: str) -> bool:

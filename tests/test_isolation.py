@@ -311,6 +311,42 @@ def test_a_replay_finds_a_relative_file_where_it_is_started(tmp_path: Path) -> N
     assert "cannot be read" not in replay.stdout + replay.stderr
 
 
+def test_a_replay_finds_a_module_harness_named_in_the_settings_from_a_subdirectory(
+    tmp_path: Path,
+) -> None:
+    # The settings are not applied by a replay, but the module they named is found beside them
+    # as the run found it.
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "myharness.py").write_text("from tests.fixtures.never_overwrites import harness\n")
+    (project / "pyproject.toml").write_text(
+        '[tool.harness-conformance]\nharness = "myharness:harness"\n'
+    )
+    path = project / "r.json"
+    done = run_suite("--conformance-case", "GRD-003", "--conformance-report", str(path),
+                     cwd=project / "src")  # fmt: skip
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
+    for where in (project / "src", tmp_path):
+        replay = cli("replay", str(path), "GRD-003", cwd=where, env=_own_cache(tmp_path))
+        assert "FAILED [GRD-003]" in replay.stdout, (replay.stdout + replay.stderr)[-2000:]
+
+
+def test_a_replay_of_a_harness_an_installed_plugin_handed_over_is_not_refused(
+    tmp_path: Path,
+) -> None:
+    # An installed plugin's hook records no option (pytest loads the plugin by itself), and
+    # loads it again for the replay.
+    path = tmp_path / "r.json"
+    run_suite("-p", "tests.fixtures.hooked", "--conformance-case", "GRD-003",
+              "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
+    data = json.loads(path.read_text())
+    data["run"]["args"] = []
+    path.write_text(json.dumps(data))
+    replay = cli("replay", str(path), "GRD-003", cwd=tmp_path, env=_own_cache(tmp_path))
+    assert "records no harness" not in replay.stderr, replay.stderr
+    assert "[GRD-003]" in replay.stdout, (replay.stdout + replay.stderr)[-2000:]
+
+
 def test_a_replay_tests_the_harness_a_plugins_hook_handed_over(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
