@@ -143,6 +143,7 @@ class _State:
     def read_options(self) -> None:
         """Check every option before anything runs; a bad one is one line and exit 4."""
         config = self.config
+        self.check_harness_options()
         level = config.getoption("conformance_level") or config.getini("conformance_level") or "all"
         if level not in LEVEL_CHOICES:
             raise pytest.UsageError(
@@ -196,12 +197,12 @@ class _State:
         """Whether the run's deadline cut a call since this case's set-up began."""
         return self.deadline_cuts() > self.cuts_before.get(nodeid, self.deadline_cuts())
 
-    def choose_harness(self) -> Choice:
-        """The harness to test, first match wins (see ``harness.loading``)."""
+    def check_harness_options(self) -> None:
+        """The harness options as given: one harness, none empty, a map only with MCP."""
         config = self.config
-        cmd, mcp = config.getoption("conformance_harness_cmd"), config.getoption("harness_mcp")
-        option = config.getoption("conformance_harness")
-        named = (("--harness-cmd", cmd), ("--harness-mcp", mcp), ("--harness", option))
+        named = (("--harness-cmd", config.getoption("conformance_harness_cmd")),
+                 ("--harness-mcp", config.getoption("harness_mcp")),
+                 ("--harness", config.getoption("conformance_harness")))  # fmt: skip
         given = [name for name, value in named if value is not None]
         if len(given) > 1:
             raise pytest.UsageError(f"choose one harness: {' and '.join(given)} were both given")
@@ -209,9 +210,16 @@ class _State:
             # An unset CI variable must not quietly test the reference instead (a green run).
             if value is not None and not value.strip():
                 raise pytest.UsageError(f"{name} is empty: name the harness to test")
-        mcp_map = config.getoption("harness_mcp_map")
-        if mcp_map is not None and mcp is None:
+        if config.getoption("harness_mcp_map") is not None and "--harness-mcp" not in given:
             raise pytest.UsageError("--harness-mcp-map applies only to --harness-mcp, not given")
+
+    def choose_harness(self) -> Choice:
+        """The harness to test, first match wins (see ``harness.loading``)."""
+        config = self.config
+        cmd, mcp = config.getoption("conformance_harness_cmd"), config.getoption("harness_mcp")
+        option = config.getoption("conformance_harness")
+        self.check_harness_options()
+        mcp_map = config.getoption("harness_mcp_map")
         if cmd:
             return Choice("cmd", cmd, f"--harness-cmd {cmd!r}")
         if mcp:
