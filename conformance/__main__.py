@@ -385,8 +385,6 @@ def _matrix(args: list[str]) -> int:
 FILE_OPTIONS: Final = ("--conformance-wording", "--harness-mcp-map", "--conformance-snapshots")
 HARNESS_RECORDS: Final = ("--harness", "--harness-cmd", "--harness-mcp", "-p")
 """What a recorded run names its harness with (``-p``: a plugin whose hook hands it over)."""
-HOOK_LABEL: Final = "pytest_conformance_harness hook"
-"""In a recorded harness's label: an installed plugin's hook handed it over (it will again)."""
 COMMAND_OPTIONS: Final = ("--harness-cmd", "--harness-mcp")
 
 
@@ -396,8 +394,11 @@ def _replay(args: list[str]) -> int:
             "usage: python -m conformance replay REPORT.json|TRACE.jsonl CASE_ID [options]"
         )
     source, case_id, rest = args[0], args[1], args[2:]
+    from conformance.harness.objects import HOOK_LABEL  # noqa: PLC0415
+
     recorded, started, label = _recorded_args(source)
-    if not any(arg in HARNESS_RECORDS for arg in recorded) and HOOK_LABEL not in label:
+    # An installed plugin's hook records no option: pytest loads the plugin again by itself.
+    if not any(arg in HARNESS_RECORDS for arg in recorded) and label != HOOK_LABEL:
         raise ValueError(
             f"{source}: records no harness (--harness, --harness-cmd, --harness-mcp or a -p "
             "plugin's): a replay would test the reference instead"

@@ -47,6 +47,7 @@ from conformance.harness.loading import (
     instantiate,
     transport_for,
 )
+from conformance.harness.objects import HOOK_LABEL
 from conformance.harness.stdio import (
     DEFAULT_HANDSHAKE_TIMEOUT_S,
     DEFAULT_MAX_ANSWER_BYTES,
@@ -228,7 +229,7 @@ class _State:
             return Choice("python", option, f'harness "{option}"')
         handed = config.hook.pytest_conformance_harness(config=config)
         if handed is not None:
-            label = "the harness from the pytest_conformance_harness hook"
+            label = HOOK_LABEL
             try:
                 return Choice("object", instantiate(handed, label), label)
             except HarnessLoadError as exc:

@@ -138,10 +138,11 @@ def closed_on_the_reference(tmp_path_factory: pytest.TempPathFactory) -> dict[st
     return outcomes(report(path))
 
 
-def _closed(case: str, workdir: Path) -> tuple[str, list[str]]:
-    """The case on the fixture with its defect: its message and every verdict, once it failed."""
+def _closed(case: str, workdir: Path, harness: str | None = None) -> tuple[str, list[str]]:
+    """The case on the fixture with its defect (``CLOSED``'s, or ``harness``): its message and
+    every verdict, once it failed."""
     path = workdir / "report.json"
-    run_suite("--harness", fixture(CLOSED[case]), "--conformance-case", case,
+    run_suite("--harness", fixture(harness or CLOSED[case]), "--conformance-case", case,
               "--conformance-report", str(path), cwd=workdir)  # fmt: skip
     entry = case_of(report(path), case)
     assert entry["outcome"] == "failed", entry
@@ -226,12 +227,9 @@ def test_a_pause_disarmed_by_a_read_is_caught(
 
 def test_a_pause_that_fires_in_a_read_is_caught(tmp_path: Path) -> None:
     # The race the suite drives would happen during the read, and the edit run unpaused.
-    path = tmp_path / "report.json"
-    run_suite("--harness", fixture("pauses_at_read:harness"), "--conformance-case", "CON-006",
-              "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
-    entry = case_of(report(path), "CON-006")
-    assert entry["outcome"] == "failed", entry
-    assert str(entry["message"]).startswith(
+    message, verdicts = _closed("CON-006", tmp_path, "pauses_at_read:harness")
+    assert message.startswith(
         "the pause armed before a read, a refused read and an edit fired in the read, not in "
         "the edit; SPEC §6.4 {pause.point}: "
-    ), entry["message"]
+    ), message
+    assert len(verdicts) == 1, verdicts

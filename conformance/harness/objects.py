@@ -11,6 +11,8 @@ from typing import Final
 
 ENTRY_POINT_GROUP: Final = "harness_conformance.harnesses"
 DEFAULT_HARNESS: Final = "reference"
+HOOK_LABEL: Final = "the harness from the pytest_conformance_harness hook"
+"""How a run names the harness a plugin's hook handed over (a report records it)."""
 # Where the default lives when the distribution's entry points are not installed (a checkout).
 _BUILTIN: Final = {DEFAULT_HARNESS: "reference.adapter:ReferenceHarness"}
 
