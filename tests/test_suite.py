@@ -590,6 +590,30 @@ def test_normative_snapshots_are_not_rewritten_with_another_harness(tmp_path: Pa
     )
 
 
+def test_a_harness_answering_reference_does_not_rewrite_the_normative_snapshots(
+    tmp_path: Path,
+) -> None:
+    """The guard went by the name ``describe`` gives: a mutant of the reference (and any copy
+    of its adapter) answers "reference", and its transcripts replaced the suite's own, so the
+    reference itself then failed SCN-002…006. It runs on a copy of the package and its
+    snapshots, so a broken guard cannot touch this checkout's."""
+    copy = tmp_path / "checkout"
+    shutil.copytree(REPO / "conformance", copy / "conformance",
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    shutil.copytree(REPO / "snapshots", copy / "snapshots")
+    shutil.copy(REPO / "SPEC.md", copy / "SPEC.md")
+    shipped = copy / "snapshots" / SNAPSHOT_FILE
+    before = shipped.read_bytes()
+    done = run_suite("-q", "--harness", "tests.mutants.provider_remedy:harness", "-k", "SCN",
+                     "--snapshot-update", cwd=copy)  # fmt: skip
+    assert done.returncode == 4, done.stdout[-3000:]
+    assert (
+        "--snapshot-update would rewrite the suite's normative snapshots with the output of "
+        'harness "tests.mutants.provider_remedy:harness"; pass --conformance-snapshots DIR'
+    ) in done.stdout + done.stderr
+    assert shipped.read_bytes() == before
+
+
 def test_the_diff_shows_every_changed_model_visible_string(
     tmp_path: Path, snapshot_copy: Path
 ) -> None:
