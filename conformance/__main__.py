@@ -343,29 +343,35 @@ def _matrix(args: list[str]) -> int:
 
     usage = "usage: python -m conformance matrix A.json B.json … [-o OUT] [--format html|text|md]"
     fmt, output, reports = "html", None, []
+    given: set[str] = set()
     rest = iter(args)
     for arg in rest:
-        if arg in ("-o", "--format"):
+        name, equals, value = arg.partition("=")
+        if name not in ("-o", "--format"):
+            reports.append(arg)
+            continue
+        if not equals:
             value = next(rest, None)
             if value is None:
-                raise ValueError(f"{arg} needs a value; {usage}")
-            if arg == "-o":
-                output = value
-            else:
-                fmt = value
-        elif arg.startswith("--format="):
-            fmt = arg.split("=", 1)[1]
+                raise ValueError(f"{name} needs a value; {usage}")
+        if name in given:  # the last would win silently: a page written where nobody looks
+            raise ValueError(f"{name} is given twice; {usage}")
+        given.add(name)
+        if name == "-o":
+            output = value
         else:
-            reports.append(arg)
+            fmt = value
     if fmt not in matrix.FORMATS:
         raise ValueError(f"--format {fmt!r} does not exist; choose one of html, text, md")
     if not reports:
         raise ValueError(f"matrix: name at least one JSON report; {usage}")
     if fmt == "html" and output is None:
         raise ValueError(f"the HTML matrix is written to a file: give -o OUT; {usage}")
-    problem = None if output is None else output_problem(output)
+    problem = None if output is None else output_problem(output, beside=True)
     if problem is not None:
         raise ValueError(f"-o {output}: {problem}")
+    if output is not None and (read := _one_of(output, reports)) is not None:
+        raise ValueError(f"-o {output}: is the report {read}, which the matrix reads")
     try:
         if fmt == "html":
             assert output is not None
@@ -378,8 +384,17 @@ def _matrix(args: list[str]) -> int:
             write_text(output, text)
     except OSError as exc:  # checked above, so the disk changed since (full?)
         raise ValueError(f"-o {output}: cannot be written: {exc.strerror or exc}") from None
-    print(f"wrote {output} ({len(reports)} harnesses)")
+    print(f"wrote {output} ({len(reports)} {'harness' if len(reports) == 1 else 'harnesses'})")
     return 0
+
+
+def _one_of(output: str, reports: list[str]) -> str | None:
+    """The report among ``reports`` that ``output`` names (by any spelling or link), or None."""
+    for report in reports:
+        with contextlib.suppress(OSError):
+            if os.path.samefile(output, report):
+                return report
+    return None
 
 
 FILE_OPTIONS: Final = ("--conformance-wording", "--harness-mcp-map", "--conformance-snapshots")

@@ -75,7 +75,7 @@ NOTHING_SELECTED: Final = "no case was selected (-k or -m chose none); exit stat
 CASES_DIR: Final = Path(conformance.__file__).parent / "cases"
 CASE_ID: Final = re.compile(r"^(?P<area>[A-Z]+)-\d{3}$")
 LEVEL_CHOICES: Final = ("all", "behaviour")
-OUTPUTS: Final = {"conformance_report": True, "conformance_report_md": False,
+OUTPUTS: Final = {"conformance_report": True, "conformance_report_md": True,
                   "conformance_trace": False}  # fmt: skip
 """The options naming a file the run writes, each with whether a temporary file goes beside it."""
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import re
 import shutil
 import struct
 import subprocess
@@ -14,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conformance.report import AREAS
+from conformance.report import AREAS, load_report
 from conformance.report.matrix import STYLE, render, summary, write
 
 ALL_CAPABILITIES = ["tools", "taxonomy", "loop", "native", "toolErrors", "pause"]
@@ -446,6 +449,98 @@ def test_an_output_that_cannot_be_written_is_one_line(
     nested = tmp_path / "new" / "m.out"  # missing directories are made, for every format
     assert main(["matrix", str(source), "--format", fmt, "-o", str(nested)]) == 0
     assert nested.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("fmt", ["html", "text"])
+def test_an_output_naming_a_report_read_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    """``-o`` over one of the inputs replaced that JSON report with the page."""
+    from conformance.__main__ import main
+
+    source, other = tmp_path / "a.json", tmp_path / "b.json"
+    for path in (source, other):
+        path.write_text(json.dumps(FULL), encoding="utf-8")
+    (tmp_path / "link.json").symlink_to(other)
+    before = other.read_bytes()
+    for output in (other, tmp_path / "link.json", tmp_path / "." / "b.json"):
+        capsys.readouterr()
+        assert main(["matrix", str(source), str(other), "--format", fmt, "-o", str(output)]) == 4
+        assert capsys.readouterr().err == (
+            f"ERROR: -o {output}: is the report {other}, which the matrix reads\n"
+        )
+    assert other.read_bytes() == before
+
+
+def test_a_write_that_fails_leaves_the_page_that_was_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The page was written in place: a full disk left half a page where the whole one was."""
+    from conformance import report
+    from conformance.__main__ import main
+
+    source = tmp_path / "a.json"
+    source.write_text(json.dumps(FULL), encoding="utf-8")
+    output = tmp_path / "m.html"
+    output.write_text("the page of yesterday", encoding="utf-8")
+    real_replace = os.replace
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(report.os, "replace", full)
+    assert main(["matrix", str(source), "-o", str(output)]) == 4
+    assert (
+        capsys.readouterr().err
+        == f"ERROR: -o {output}: cannot be written: No space left on device\n"
+    )
+    monkeypatch.setattr(report.os, "replace", real_replace)
+    assert output.read_text(encoding="utf-8") == "the page of yesterday"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "m.html"]
+
+
+def test_an_option_given_twice_and_the_equals_spelling(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A second ``-o`` silently won; ``-o=FILE`` was taken for a report."""
+    from conformance.__main__ import main
+
+    source = tmp_path / "a.json"
+    source.write_text(json.dumps(FULL), encoding="utf-8")
+    first, second = tmp_path / "one.html", tmp_path / "two.html"
+    assert main(["matrix", str(source), "-o", str(first), "-o", str(second)]) == 4
+    assert capsys.readouterr().err.startswith("ERROR: -o is given twice; usage: ")
+    assert main(["matrix", str(source), f"-o={first}"]) == 0
+    assert capsys.readouterr().out == f"wrote {first} (1 harness)\n"
+    assert first.read_text(encoding="utf-8") == render([FULL], ["a.json"])
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ('{"kind": "event", "line": "started"}\n{"kind": "send", "line": "{}"}\n',
+         "is a trace (--conformance-trace), not the JSON report of a run"),
+        (b"\xff\xfe{}", "not UTF-8 text"),
+    ],
+    ids=["trace", "not-utf-8"],
+)  # fmt: skip
+def test_a_trace_or_binary_file_is_named_for_what_it_is(
+    tmp_path: Path, content: str | bytes, problem: str
+) -> None:
+    bad = tmp_path / "bad.json"
+    if isinstance(content, bytes):
+        bad.write_bytes(content)
+    else:
+        bad.write_text(content, encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(f"report {bad}: {problem}")):
+        load_report(str(bad))
+
+
+def test_a_report_saved_with_a_bom_is_read(tmp_path: Path) -> None:
+    """replay took it; the matrix said "Unexpected UTF-8 BOM"."""
+    saved = tmp_path / "bom.json"
+    saved.write_bytes(b"\xef\xbb\xbf" + json.dumps(FULL).encode())
+    assert load_report(str(saved)) == FULL
 
 
 # ---- a real browser ----

@@ -199,33 +199,31 @@ class Report:
         return data
 
     def write(self, path: str) -> None:
-        """Write the JSON report atomically: a reader never sees half of it, a write that fails
-        leaves no ``.partial`` file behind, and a symbolic link stays one (its target is
-        replaced). Anything but a regular file (``/dev/stdout``, a FIFO) is written into."""
-        text = json_text(self.to_json(), indent=2) + "\n"
-        if _special(path):
-            with open(path, "w", encoding="utf-8") as out:
-                out.write(text)
-            return
-        target = os.path.realpath(path)
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        temp = f"{target}.partial"
-        try:
-            with open(temp, "w", encoding="utf-8") as out:
-                out.write(text)
-            os.replace(temp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
+        """Write the JSON report atomically (see ``write_text``)."""
+        write_text(path, json_text(self.to_json(), indent=2) + "\n", errors="strict")
 
 
-def write_text(path: str, text: str) -> None:
-    """Write ``text`` at ``path`` in place (a summary or a page: no reader waits on it), its
-    missing directories made; a lone surrogate is written escaped, not refused."""
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "w", encoding="utf-8", errors="backslashreplace") as out:
-        out.write(text)
+def write_text(path: str, text: str, *, errors: str = "backslashreplace") -> None:
+    """Write ``text`` at ``path`` atomically, its missing directories made: a reader never sees
+    half of it, a write that fails (a full disk) leaves what was there and no ``.partial`` file,
+    and a symbolic link stays one (its target is replaced). Anything but a regular file
+    (``/dev/stdout``, a FIFO) is written into. By default a lone surrogate is written escaped,
+    not refused."""
+    if _special(path):
+        with open(path, "w", encoding="utf-8", errors=errors) as out:
+            out.write(text)
+        return
+    target = os.path.realpath(path)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    temp = f"{target}.partial"
+    try:
+        with open(temp, "w", encoding="utf-8", errors=errors) as out:
+            out.write(text)
+        os.replace(temp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
 
 
 def _special(path: str) -> bool:
@@ -262,6 +260,15 @@ def output_problem(path: str, *, beside: bool = False) -> str | None:
     return None
 
 
+def _traced(text: str) -> bool:
+    """Whether ``text`` reads as a trace: JSON records, one a line, each with its ``kind``."""
+    try:
+        first = json.loads(text.partition("\n")[0])
+    except ValueError:
+        return False
+    return isinstance(first, dict) and "kind" in first and "line" in first
+
+
 def level_counts(results: list[CaseResult], level: str) -> tuple[int, int]:
     """(passed, judged) at one level; cases where the level does not apply are not judged."""
     judged = [r.levels.get(level) for r in results if r.levels.get(level) in ("passed", "failed")]
@@ -271,11 +278,20 @@ def level_counts(results: list[CaseResult], level: str) -> tuple[int, int]:
 def load_report(path: str) -> JsonObject:
     """Read a JSON report written by the suite; raise ValueError naming what is wrong."""
     try:
-        with open(path, encoding="utf-8") as source:
-            data: Json = json.load(source)
+        with open(path, encoding="utf-8-sig") as source:  # a BOM, as some editors save
+            text = source.read()
     except OSError as exc:
         raise ValueError(f"report {path}: cannot be read: {exc.strerror}") from None
     except ValueError as exc:
+        raise ValueError(f"report {path}: not UTF-8 text: {exc}") from None
+    try:
+        data: Json = json.loads(text)
+    except ValueError as exc:
+        if _traced(text):
+            raise ValueError(
+                f"report {path}: is a trace (--conformance-trace), not the JSON report of a run: "
+                "pass the file written by --conformance-report"
+            ) from None
         raise ValueError(f"report {path}: not JSON: {exc}") from None
     if isinstance(data, dict) and data.get("format") == 1 and "failures" in data:
         raise ValueError(
