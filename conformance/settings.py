@@ -5,8 +5,9 @@ is its only ini file). Its settings come, first match wins, from:
 
 1. ``--conformance-config FILE``: a TOML file, keys at its top level or under
    ``[tool.harness-conformance]``;
-2. ``[tool.harness-conformance]`` in the ``pyproject.toml`` of the starting directory or its
-   nearest ancestor that has one.
+2. ``[tool.harness-conformance]`` in the ``pyproject.toml`` of the starting directory or of
+   its nearest ancestor whose ``pyproject.toml`` has that table (a package of a monorepo, with
+   a ``pyproject.toml`` of its own, uses the settings of the repository's).
 
 Keys: ``harness``, ``harness-cmd``, ``level``, ``wording``, ``baseline`` (strings; a relative
 file is found beside the file that names it: a file ``harness-cmd`` names, the module
@@ -70,10 +71,16 @@ def read(start: Path, explicit: str | None) -> Found:
     if explicit is not None:
         path = Path(explicit)
         data = _toml(path)
-        _take(found, _table(data) or data, path)
+        table = _table(data)
+        if table is None and isinstance(data.get("tool"), dict):
+            # Another project's pyproject.toml: its [project] is not an unknown setting.
+            raise SettingsError(f"{path}: has no [tool.{TABLE}] table")
+        _take(found, data if table is None else table, path, table is None)
         return found
-    project = _nearest(start, "pyproject.toml")
-    if project is not None:
+    for directory in [start, *start.parents]:
+        project = directory / "pyproject.toml"
+        if not project.is_file():
+            continue
         table = _table(_toml(project))
         if table is not None:
             _take(found, table, project)
@@ -82,7 +89,8 @@ def read(start: Path, explicit: str | None) -> Found:
     return found
 
 
-def _take(found: Found, table: object, path: Path) -> None:
+def _take(found: Found, table: object, path: Path, top_level: bool = False) -> None:
+    where = "at the top level" if top_level else f"in [tool.{TABLE}]"
     if not isinstance(table, dict):
         raise SettingsError(f"{path}: [tool.{TABLE}] must be a table")
     if "harness" in table and "harness-cmd" in table:
@@ -94,9 +102,7 @@ def _take(found: Found, table: object, path: Path) -> None:
         )
     for key, value in table.items():
         if key not in KEYS:
-            raise SettingsError(
-                f"{path}: unknown key {key!r} in [tool.{TABLE}]; known: {', '.join(KEYS)}"
-            )
+            raise SettingsError(f"{path}: unknown key {key!r} {where}; known: {', '.join(KEYS)}")
         if key == "expect-fail":
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise SettingsError(f"{path}: {key} must be a list of case IDs")
@@ -207,6 +213,8 @@ def _old_values(path: Path, section: str | None) -> dict[str, str] | None:
         parser.read(path, encoding="utf-8")
     except configparser.Error as exc:
         raise SettingsError(f"{path}: cannot be read as an ini file: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise SettingsError(f"{path}: {_not_utf8(exc)}") from None
     if not parser.has_section(section):
         return None
     return {k: v.strip() for k, v in parser.items(section) if k in OLD_KEYS}
@@ -222,13 +230,6 @@ def _joined(value: object) -> str:
     return "\n".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
-def _nearest(start: Path, name: str) -> Path | None:
-    for directory in [start, *start.parents]:
-        if (directory / name).is_file():
-            return directory / name
-    return None
-
-
 def _toml(path: Path) -> dict[str, object]:
     try:
         with open(path, "rb") as source:
@@ -237,6 +238,12 @@ def _toml(path: Path) -> dict[str, object]:
         raise SettingsError(f"{path}: cannot be read: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise SettingsError(f"{path}: not TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise SettingsError(f"{path}: {_not_utf8(exc)}") from None
+
+
+def _not_utf8(exc: UnicodeDecodeError) -> str:
+    return f"not UTF-8 (byte {exc.start}: {exc.reason})"
 
 
 def user_cache_dir() -> Path:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from conformance import settings
+from conformance.settings import SettingsError
 from conformance.strategies import hypothesis_ci_variables
 from tests.suite import (
     REPO,
@@ -389,6 +391,56 @@ def test_a_bad_settings_table_is_one_line(tmp_path: Path) -> None:
         "[tool.harness-conformance]; known: harness, harness-cmd, level, wording, baseline, "
         "expect-fail, jobs"
     ]
+
+
+def test_a_settings_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    """tomllib's UnicodeDecodeError is no TOMLDecodeError: a traceback and exit 1."""
+    (tmp_path / "pyproject.toml").write_bytes(
+        b'[tool.harness-conformance]\nlevel = "all" # caf\xe9\n'
+    )
+    done = run_suite("-q", cwd=tmp_path)
+    assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
+    assert done.stderr.strip().splitlines() == [
+        f"ERROR: {tmp_path / 'pyproject.toml'}: not UTF-8 (byte 46: invalid continuation byte)"
+    ]
+    (tmp_path / "pyproject.toml").unlink()
+    (tmp_path / "setup.cfg").write_bytes(b"[metadata]\nname = caf\xe9\n")  # read for old keys
+    with pytest.raises(SettingsError, match=r"setup\.cfg: not UTF-8 \(byte 21: "):
+        settings.read(tmp_path, None)
+
+
+def test_a_config_file_with_an_empty_table_or_none_is_named_for_it(tmp_path: Path) -> None:
+    """``--conformance-config``: an empty table took the whole document as the settings, so
+    another project's pyproject.toml got "unknown key 'project' in [tool.harness-conformance]"."""
+    empty = tmp_path / "empty.toml"
+    empty.write_text("[tool.harness-conformance]\n")
+    assert settings.read(tmp_path, str(empty)).overrides == {}
+    other = tmp_path / "other.toml"
+    other.write_text('[project]\nname = "x"\n[tool.black]\nline-length = 99\n')
+    with pytest.raises(SettingsError) as caught:
+        settings.read(tmp_path, str(other))
+    assert str(caught.value) == f"{other}: has no [tool.harness-conformance] table"
+    flat = tmp_path / "flat.toml"
+    flat.write_text('level = "all"\nharnes = "x"\n')
+    with pytest.raises(SettingsError) as caught:
+        settings.read(tmp_path, str(flat))
+    assert str(caught.value).startswith(f"{flat}: unknown key 'harnes' at the top level; known: ")
+
+
+def test_a_package_with_its_own_pyproject_uses_the_repositorys_settings(tmp_path: Path) -> None:
+    """A nearer pyproject.toml without the table ended the search: the run tested the reference
+    instead of the harness the repository's settings named, and passed."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.harness-conformance]\nharness = "tests.fixtures.tools_only:harness"\n'
+    )
+    package = tmp_path / "packages" / "sub"
+    package.mkdir(parents=True)
+    (package / "pyproject.toml").write_text('[project]\nname = "sub"\nversion = "0"\n')
+    found = settings.read(package, None)
+    assert found.overrides == {"conformance_harness": "tests.fixtures.tools_only:harness"}
+    assert found.module_path == str(tmp_path.resolve())
+    (package / "pyproject.toml").write_text('[tool.harness-conformance]\nlevel = "behaviour"\n')
+    assert settings.read(package, None).overrides == {"conformance_level": "behaviour"}
 
 
 def test_replay_finds_the_recorded_files_from_any_directory(tmp_path: Path) -> None:
