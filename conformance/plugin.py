@@ -159,6 +159,12 @@ class _State:
                 self.wording = Wording.load(wording)
             except WordingError as exc:
                 raise pytest.UsageError(str(exc)) from None
+        snapshots = config.getoption("conformance_snapshots")
+        if snapshots is not None:
+            updating = bool(getattr(config.option, "update_snapshots", False))
+            problem = _snapshot_dir_problem(snapshots, updating=updating)
+            if problem is not None:
+                raise pytest.UsageError(f"--conformance-snapshots {snapshots}: {problem}")
         baseline = config.getoption("conformance_baseline") or config.getini("conformance_baseline")
         self.strict_baseline = bool(config.getoption("conformance_baseline_strict"))
         if baseline:
@@ -964,6 +970,24 @@ def _may_need_a_second_process(config: pytest.Config) -> bool:
     return all(_names_whole_suite(arg) or "test_publication" in arg for arg in config.args)
 
 
+def _snapshot_dir_problem(directory: str, *, updating: bool) -> str | None:
+    """Why ``--conformance-snapshots`` cannot be used, or None. A path that is no directory
+    failed every scenario case as the harness's defect ("no transcript … is pinned")."""
+    if not directory:
+        return "an empty path"
+    if os.path.isdir(directory):
+        return None
+    if os.path.lexists(directory):
+        return "is not a directory"
+    if updating:
+        return None  # --snapshot-update makes it
+    return "no such directory (--snapshot-update makes it and pins this harness's transcripts)"
+
+
+SNAPSHOTS_AT_BEHAVIOUR: Final = (
+    "--snapshot-update wrote nothing: the pinned transcripts are wording, which "
+    "--conformance-level behaviour does not compare"
+)
 SNAPSHOTS_NEED_LOOP: Final = (
     "--snapshot-update wrote nothing: the pinned transcripts are the scenario cases' (SCN), "
     "which need the loop capability, and this harness does not declare it"
@@ -975,6 +999,8 @@ def _guard_snapshot_update(config: pytest.Config, state: _State) -> None:
         return
     if state.profile is not None and not state.profile.has("loop"):
         state.notes.append(SNAPSHOTS_NEED_LOOP)
+    elif "wording" not in state.levels:
+        state.notes.append(SNAPSHOTS_AT_BEHAVIOUR)
     # Decided by the harness the run chose, not by the name it gives: a copy of the reference's
     # adapter still answers "reference" to ``describe``, and its transcripts are not the spec's.
     choice = state.choice

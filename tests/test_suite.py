@@ -563,6 +563,7 @@ def test_a_whole_run_reports_and_an_update_removes_an_obsolete_snapshot(
 
 def test_own_snapshot_directory_mode(tmp_path: Path) -> None:
     mine = tmp_path / "mine"
+    (mine / "sub").mkdir(parents=True)  # a directory without the file: each transcript missing
     missing = run_suite("-q", "-k", "SCN", "--conformance-snapshots", str(mine), cwd=tmp_path)
     assert missing.returncode == 1
     assert f"SCN-001   fs-policy-reject: no transcript of fs-policy-reject is pinned in {mine}" in (
@@ -577,6 +578,39 @@ def test_own_snapshot_directory_mode(tmp_path: Path) -> None:
         run_suite("-q", "-k", "SCN", "--conformance-snapshots", str(mine), cwd=tmp_path).returncode
         == 0
     )
+
+
+def test_a_snapshot_directory_that_cannot_be_one_is_bad_input(tmp_path: Path) -> None:
+    """A file, or a misspelt directory, failed every scenario case as the harness's defect."""
+    afile = tmp_path / "afile"
+    afile.write_text("hi\n")
+    missing = tmp_path / "mysnapz"
+    for path, update, problem in (
+        (afile, (), "is not a directory"),
+        (afile, ("--snapshot-update",), "is not a directory"),
+        (missing, (), "no such directory (--snapshot-update makes it and pins this harness's "
+                      "transcripts)"),
+    ):  # fmt: skip
+        done = run_suite("-q", "-k", "SCN-002", "--conformance-snapshots", str(path), *update,
+                         cwd=tmp_path)  # fmt: skip
+        assert done.returncode == 4, done.stdout[-2000:]
+        assert done.stderr.strip().splitlines() == [
+            f"ERROR: --conformance-snapshots {path}: {problem}"
+        ]
+    assert afile.read_text() == "hi\n"
+    assert not missing.exists()
+
+
+def test_an_update_at_the_behaviour_level_says_it_wrote_nothing(tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    done = run_suite("-q", "-k", "SCN", "--conformance-snapshots", str(mine), "--snapshot-update",
+                     "--conformance-level", "behaviour", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert (
+        "NOTE: --snapshot-update wrote nothing: the pinned transcripts are wording, which "
+        "--conformance-level behaviour does not compare"
+    ) in done.stdout
+    assert not (mine / SNAPSHOT_FILE).exists()
 
 
 def test_normative_snapshots_are_not_rewritten_with_another_harness(tmp_path: Path) -> None:
