@@ -349,6 +349,30 @@ def test_the_calls_made_are_in_the_cell_and_escaped(doc: Node) -> None:
         assert not doc.all(tag)
 
 
+def test_a_run_that_failed_only_on_stale_entries_says_so() -> None:
+    """Every outcome a pass, yet the run failed on its stale baseline entries: the page read
+    "✓ none" and "known failures" with the areas closed, and the advice appeared nowhere."""
+    advice = "GRD-002 now passes: remove its entry from the baseline"
+    stale = report("delta", "1.0", [
+        case("GRD-001", "passed"),
+        case("GRD-002", "passed", baseline="stale", baselineAdvice=advice),
+    ])  # fmt: skip
+    stale["baseline"] = {"path": "base.json", "listed": 1}
+    page = parse(render([stale]))
+    about = " ".join(page.one("td", cls="about").text().split())
+    assert "1 stale baseline entry: the run fails until it is removed" in about
+    total = " ".join(page.all("td", cls="sum")[0].text().split())
+    assert "1 stale baseline entry: the run fails until it is removed" in total
+    area = page.one("tbody", id="area-" + "-".join(AREAS["GRD"].split()))
+    assert "open" in area.one("tr", cls="area-row").one("details").attrs
+    row = page.one("tr", id="GRD-002")
+    assert advice in " ".join(row.one("td").text().split())
+    text = summary([stale], "text")
+    assert "baseline" in text
+    assert "1 stale baseline entry: the run fails until it is removed" in text
+    assert "stale" not in summary([FULL], "text")
+
+
 def test_nothing_from_a_report_reaches_the_page_unescaped() -> None:
     hostile = report(
         '<img src=x onerror="alert(1)">',

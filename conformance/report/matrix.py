@@ -411,6 +411,8 @@ def _about_cell(report: JsonObject, source: str) -> str:
             f"baseline {_e(baseline.get('path', '?'))}: "
             f"{_e(baseline.get('listed', 0))} known failures"
         )
+    if stale := _stale(_cases(report)):
+        lines.append(f'<span class="incomplete">{_e(_stale_words(stale))}</span>')
     return '<td class="about">' + "".join(f"<p>{line}</p>" for line in lines) + "</td>"
 
 
@@ -482,9 +484,25 @@ def _total_cell(report: JsonObject, table: dict[str, JsonObject]) -> str:
     incomplete = (
         "" if report.get("complete", True) else '<br><span class="incomplete">INCOMPLETE</span>'
     )
+    stale = _stale(cases)
+    if stale:  # the run failed on them, though every outcome is a pass
+        incomplete += f'<br><span class="incomplete">{_e(_stale_words(stale))}</span>'
     return (
         f'<td class="sum s-{_worst(cases)}">{_levels_line(report, cases)}<br>'
         f"{_counts_line(cases)}{scope}{incomplete}{links}</td>"
+    )
+
+
+def _stale(cases: Iterable[JsonObject]) -> list[str]:
+    """The cases whose baseline entry is stale: each fails the run, though the case passed."""
+    return [str(case.get("id")) for case in cases if case.get("baseline") == "stale"]
+
+
+def _stale_words(stale: Sequence[str]) -> str:
+    count = len(stale)
+    return (
+        f"{count} stale baseline entr{'y' if count == 1 else 'ies'}: the run fails until "
+        f"{'it is' if count == 1 else 'they are'} removed"
     )
 
 
@@ -496,7 +514,12 @@ def _area(
     notes: Sequence[Notes],
 ) -> list[str]:
     # An area opens by itself when a harness fails a case in it, so the page opens on problems.
-    failing = any(t[i].get("outcome") in _FAILING for t in tables for i in case_ids if i in t)
+    failing = any(
+        t[i].get("outcome") in _FAILING or t[i].get("baseline") == "stale"
+        for t in tables
+        for i in case_ids
+        if i in t
+    )
     cells = []
     for report, table in zip(reports, tables, strict=True):
         cases = [table[i] for i in case_ids if i in table]
@@ -561,7 +584,8 @@ def _case_cell(case: JsonObject | None, notes: Sequence[tuple[str, str]] = ()) -
     ) + "".join(f'<span class="tag">{_e(tag)}</span>' for tag, _ in notes)
     head = f'<span class="label">{symbol} {_e(label)}</span>{tags}'
     opening = f'<td class="cell o-{_e(outcome)}" data-outcome="{_e(outcome)}" title="{_e(title)}">'
-    if outcome == "passed" and not case.get("verdicts") and not notes:
+    plain = not (case.get("verdicts") or notes or case.get("baselineAdvice"))
+    if outcome == "passed" and plain:
         return f"{opening}{head}</td>"
     return f"{opening}<details><summary>{head}</summary>{_why(case, levels, notes)}</details></td>"
 
@@ -588,6 +612,8 @@ def _why(case: JsonObject, levels: dict[str, Json], notes: Sequence[tuple[str, s
     elif case.get("message"):
         out.append(f'<div class="text message">{_e(case["message"])}</div>')
     out += [f'<div class="note text"><b>{_e(tag)}</b>: {_e(text)}</div>' for tag, text in notes]
+    if case.get("baselineAdvice"):
+        out.append(f'<div class="note text"><b>baseline</b>: {_e(case["baselineAdvice"])}</div>')
     calls = [c for c in case.get("calls") or [] if isinstance(c, dict)]
     if calls:
         out.append(f'<div class="calls"><p>calls made ({len(calls)}):</p><ol>')
@@ -668,6 +694,9 @@ def summary(reports: Sequence[JsonObject], fmt: str) -> str:
         ["level"] + [_level_name(r) + _incomplete(r) for r in reports],
         [f"all areas ({len(order)})"] + [_tally(t.values()) for t in tables],
     ]
+    if any(_stale(t.values()) for t in tables):
+        rows.append(["baseline"] + [_stale_words(s) if (s := _stale(t.values())) else ""
+                                    for t in tables])  # fmt: skip
     by_area: dict[str, list[str]] = {}
     for case_id, area in order:
         by_area.setdefault(area, []).append(case_id)
