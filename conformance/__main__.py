@@ -370,6 +370,9 @@ def _matrix(args: list[str]) -> int:
     problem = None if output is None else output_problem(output, beside=True)
     if problem is not None:
         raise ValueError(f"-o {output}: {problem}")
+    for index, report in enumerate(reports):
+        if (again := _one_of(report, reports[:index])) is not None:
+            raise ValueError(f"matrix: {report} is the report {again} again; name each once")
     if output is not None and (read := _one_of(output, reports)) is not None:
         raise ValueError(f"-o {output}: is the report {read}, which the matrix reads")
     try:
@@ -377,7 +380,8 @@ def _matrix(args: list[str]) -> int:
             assert output is not None
             matrix.write(reports, output)
         else:
-            text = matrix.summary([load_report(path) for path in reports], fmt)
+            loaded = [load_report(path) for path in reports]
+            text = matrix.summary(loaded, fmt, matrix.source_names(reports))
             if output is None:
                 sys.stdout.write(text)
                 return 0

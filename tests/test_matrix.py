@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from conformance.report import AREAS, load_report
-from conformance.report.matrix import STYLE, render, summary, write
+from conformance.report.matrix import STYLE, render, source_names, summary, write
 
 ALL_CAPABILITIES = ["tools", "taxonomy", "loop", "native", "toolErrors", "pause"]
 # Everything a verdict can hold that HTML cares about: tags, both quotes, an ampersand, a newline.
@@ -537,6 +537,35 @@ def test_an_option_given_twice_and_the_equals_spelling(
     assert main(["matrix", str(source), f"-o={first}"]) == 0
     assert capsys.readouterr().out == f"wrote {first} (1 harness)\n"
     assert first.read_text(encoding="utf-8") == render([FULL], ["a.json"])
+
+
+def test_two_reports_of_one_harness_are_told_apart_in_every_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``v1/report.json`` and ``v2/report.json`` of one harness had identical headings (the
+    text table never told columns apart), and the text lost the warning about versions."""
+    from conformance.__main__ import main
+
+    older = {**FULL, "spec": "1.9.0"}
+    for version, data in (("v1", older), ("v2", FULL)):
+        (tmp_path / version).mkdir()
+        (tmp_path / version / "report.json").write_text(json.dumps(data), encoding="utf-8")
+    paths = [str(tmp_path / "v1" / "report.json"), str(tmp_path / "v2" / "report.json")]
+    assert source_names(paths) == ["v1/report.json", "v2/report.json"]
+    assert main(["matrix", *paths, "--format", "text"]) == 0
+    text = capsys.readouterr().out
+    assert "alpha 1.0.0 (v1/report.json)" in text
+    assert "alpha 1.0.0 (v2/report.json)" in text
+    assert "These reports come from different suite or spec versions" in text
+    page = parse(render([older, FULL], source_names(paths)))
+    heads = [" ".join(th.text().split()) for th in page.all("th", cls="harness")]
+    assert heads[0].endswith("v1/report.json"), heads
+    assert heads[1].endswith("v2/report.json"), heads
+    assert main(["matrix", paths[0], str(tmp_path / "v1" / "." / "report.json"), "--format",
+                 "text"]) == 4  # fmt: skip
+    assert capsys.readouterr().err.startswith(
+        f"ERROR: matrix: {tmp_path / 'v1' / '.' / 'report.json'} is the report {paths[0]} again"
+    )
 
 
 @pytest.mark.parametrize(

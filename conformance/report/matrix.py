@@ -169,11 +169,7 @@ def render(
     per_report: list[Notes] = list(notes) if notes is not None else [{}] * len(reports)
     # Two columns may be the same harness (a fixture reuses the reference's name): then the
     # sticky header also says which report each one is.
-    titles = [f"{_harness(r).get('name', '?')} {_harness(r).get('version', '?')}" for r in reports]
-    tags = [
-        (name or f"report {n}") if titles.count(title) > 1 else ""
-        for n, (title, name) in enumerate(zip(titles, names, strict=True), 1)
-    ]
+    tags = _tags(reports, sources)
     tables = [_by_id(report) for report in reports]
     order = _case_order(reports)
     by_area: dict[str, list[str]] = {}
@@ -227,7 +223,40 @@ def render(
 def write(paths: Sequence[str], output: str) -> None:
     """Write the matrix of the reports at ``paths`` to ``output`` (a bad report: ValueError)."""
     reports = [load_report(path) for path in paths]
-    write_text(output, render(reports, [os.path.basename(path) for path in paths]))
+    write_text(output, render(reports, source_names(paths)))
+
+
+def source_names(paths: Sequence[str]) -> list[str]:
+    """Short names for the report files that tell them apart: their file names, or, when two
+    share one (``v1/report.json``, ``v2/report.json``), their paths from a common directory."""
+    names = [os.path.basename(path) for path in paths]
+    if len(set(names)) == len(names):
+        return names
+    absolute = [os.path.abspath(path) for path in paths]
+    common = os.path.commonpath([os.path.dirname(path) for path in absolute])
+    return [os.path.relpath(path, common) for path in absolute]
+
+
+def _tags(reports: Sequence[JsonObject], sources: Sequence[str] | None) -> list[str]:
+    """What a column's heading adds when two columns would read the same: its report's name."""
+    names = list(sources) if sources is not None else [""] * len(reports)
+    titles = [f"{_harness(r).get('name', '?')} {_harness(r).get('version', '?')}" for r in reports]
+    return [
+        (name or f"report {n}") if titles.count(title) > 1 else ""
+        for n, (title, name) in enumerate(zip(titles, names, strict=True), 1)
+    ]
+
+
+def _mixed_versions(reports: Sequence[JsonObject]) -> bool:
+    return (
+        len({_suite(r) for r in reports}) > 1 or len({str(r.get("spec", "?")) for r in reports}) > 1
+    )
+
+
+MIXED_VERSIONS: Final = (
+    "These reports come from different suite or spec versions: a case one of them does not "
+    "have shows “—”."
+)
 
 
 def _e(value: object) -> str:
@@ -279,11 +308,8 @@ def _preamble(reports: Sequence[JsonObject], total: int) -> list[str]:
         f'<p class="meta">{len(reports)} harness{"es" if len(reports) != 1 else ""} · '
         f"{total} cases · suite {_e(', '.join(suites))} · spec {_e(', '.join(specs))}</p>"
     ]
-    if len(suites) > 1 or len(specs) > 1:
-        out.append(
-            '<p class="warn">These reports come from different suite or spec versions: '
-            "a case one of them does not have shows “—”.</p>"
-        )
+    if _mixed_versions(reports):
+        out.append(f'<p class="warn">{_e(MIXED_VERSIONS)}</p>')
     legend = "".join(
         f'<span class="o o-{outcome}">{symbol} {label}</span>'
         for outcome, (symbol, label) in STYLE.items()
@@ -675,7 +701,7 @@ _SHOWN: Final = (*_SUMMARY_OUTCOMES, *(o for o in STYLE if o not in _SUMMARY_OUT
 """The order a cell counts outcomes in, and the legend spells them."""
 
 
-def summary(reports: Sequence[JsonObject], fmt: str) -> str:
+def summary(reports: Sequence[JsonObject], fmt: str, sources: Sequence[str] | None = None) -> str:
     """The comparison as a table for a terminal (``text``) or a Markdown page (``md``).
 
     Harnesses are columns, areas rows; each cell counts the area's cases per outcome with the
@@ -687,7 +713,9 @@ def summary(reports: Sequence[JsonObject], fmt: str) -> str:
     tables = [_by_id(report) for report in reports]
     order = _case_order(reports)
     header = ["area"] + [
-        f"{_harness(r).get('name', '?')} {_harness(r).get('version', '?')}" for r in reports
+        f"{_harness(r).get('name', '?')} {_harness(r).get('version', '?')}"
+        + (f" ({tag})" if tag else "")
+        for r, tag in zip(reports, _tags(reports, sources), strict=True)
     ]
     rows = [
         ["capabilities"] + [_scope(_harness(r))[1] for r in reports],
@@ -710,6 +738,8 @@ def summary(reports: Sequence[JsonObject], fmt: str) -> str:
         rows.append(["root causes"] + [str(len(c)) if isinstance(c, list) else MISSING
                                        for c in causes])  # fmt: skip
     legend = "  ".join(f"{STYLE[o][0]} {STYLE[o][1]}" for o in _SHOWN)
+    if _mixed_versions(reports):
+        legend += "\n\n" + MIXED_VERSIONS
     if fmt == "md":
         out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
