@@ -309,11 +309,22 @@ def _take_value(args: list[str], flag: str) -> str | None:
                 raise SettingsError(f"{flag} needs a value")
             value = args[i + 1]
             del args[i : i + 2]
+            _once(args, flag)
             return value
         if arg.startswith(flag + "="):
             del args[i]
+            _once(args, flag)
             return arg.split("=", 1)[1]
     return None
+
+
+def _once(args: list[str], flag: str) -> None:
+    """A flag taken out of ``args`` must not be there again: pytest would call the second
+    one an unrecognized argument, though ``--help`` lists it."""
+    if any(arg == flag or arg.startswith(flag + "=") for arg in args):
+        from conformance.settings import SettingsError  # noqa: PLC0415
+
+        raise SettingsError(f"{flag} is given twice: name one")
 
 
 def _baseline(args: list[str]) -> int:

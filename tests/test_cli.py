@@ -267,6 +267,8 @@ def test_a_harness_in_the_settings_is_found_beside_them_from_a_subdirectory(
             "harness-cmd is empty in [tool.harness-conformance]: name the harness",
         ),
         ('harness = " "\n', "harness is empty in [tool.harness-conformance]: name the harness"),
+        ('wording = ""\n', "wording is empty in [tool.harness-conformance]: name the file"),
+        ('baseline = ""\n', "baseline is empty in [tool.harness-conformance]: name the file"),
     ],
 )
 def test_a_settings_mistake_names_the_file_and_the_key(
@@ -407,6 +409,18 @@ def test_a_settings_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "setup.cfg").write_bytes(b"[metadata]\nname = caf\xe9\n")  # read for old keys
     with pytest.raises(SettingsError, match=r"setup\.cfg: not UTF-8 \(byte 21: "):
         settings.read(tmp_path, None)
+
+
+def test_the_config_option_given_twice_is_one_line(tmp_path: Path) -> None:
+    """The second was left to pytest, which called it an unrecognized argument."""
+    for name in ("a.toml", "b.toml"):
+        (tmp_path / name).write_text('level = "all"\n')
+    done = run_suite("-q", "--conformance-config", "a.toml", "--conformance-config=b.toml",
+                     cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 4
+    assert done.stderr.strip().splitlines() == [
+        "ERROR: --conformance-config is given twice: name one"
+    ]
 
 
 def test_a_config_file_with_an_empty_table_or_none_is_named_for_it(tmp_path: Path) -> None:
