@@ -828,16 +828,18 @@ def _mark_cases(config: pytest.Config, items: list[pytest.Item]) -> None:
         item.user_properties.append(("case_id", case_id))
         item.extra_keyword_matches.add(case_id)
     _select_exactly(config, state, items)
-    expected = set(config.getoption("conformance_expect_fail")) | set(
-        config.getini("conformance_expect_fail")
-    )
+    given = set(config.getoption("conformance_expect_fail"))
+    set_in_settings = set(config.getini("conformance_expect_fail"))
+    expected = given | set_in_settings
     # The helper collects only its modules: the whole suite's checks are the main process's.
     whole = state.helper is None
-    unknown = sorted(expected - set(state.case_items)) if whole else []
-    if unknown:
-        raise pytest.UsageError(
-            f"unknown case ID(s) declared as expected to fail: {', '.join(unknown)}"
-        )
+    for where, named in (("--conformance-expect-fail", given), ("expect-fail in the settings",
+                                                                 set_in_settings)):  # fmt: skip
+        unknown = sorted(named - set(state.case_items)) if whole else []
+        if unknown:
+            raise pytest.UsageError(
+                f"unknown case ID(s) declared as expected to fail ({where}): {', '.join(unknown)}"
+            )
     if state.baseline is not None and whole:
         retired = state.baseline.unknown_cases(set(state.case_items))
         if retired:

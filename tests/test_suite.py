@@ -361,7 +361,19 @@ def test_a_case_that_passes_against_expectation_fails(tmp_path: Path) -> None:
 def test_unknown_expected_failures_are_refused(tmp_path: Path) -> None:
     done = run_suite("-q", "--conformance-expect-fail", "NOPE-001", cwd=tmp_path)
     assert done.returncode == 4
-    assert error_lines(done) == ["ERROR: unknown case ID(s) declared as expected to fail: NOPE-001"]
+    assert error_lines(done) == [
+        "ERROR: unknown case ID(s) declared as expected to fail (--conformance-expect-fail): "
+        "NOPE-001"
+    ]
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.harness-conformance]\nexpect-fail = ["NOPE-2"]\n'
+    )
+    done = run_suite("-q", cwd=tmp_path)
+    assert done.returncode == 4
+    assert error_lines(done) == [
+        "ERROR: unknown case ID(s) declared as expected to fail (expect-fail in the settings): "
+        "NOPE-2"
+    ]
 
 
 def test_failed_cases_are_listed_with_one_verdict_each(tmp_path: Path) -> None:
