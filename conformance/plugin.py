@@ -1351,6 +1351,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         # An xdist controller collects nothing; an interrupted run never waits for a greeting.
         report.harness = state.connect().profile.to_json()
     report.duration_s = state.elapsed()
+    if state.deselected and state.case_items and whole:
+        report.selected = {"cases": len(state.selected), "of": len(state.case_items)}
     for case_id in state.selected:
         if case_id not in report.cases:
             report.add(case_id, "not-run", f"{NOT_RUN}the run ended first", None)

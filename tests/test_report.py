@@ -108,3 +108,24 @@ def test_the_report_replaces_a_file_keeps_a_link_and_writes_into_anything_else(
             report.write("/dev/full")
         assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
         assert not os.path.exists("/dev/full.partial")
+
+
+def test_a_run_of_part_of_the_suite_says_how_much_and_the_matrix_shows_it(tmp_path: Path) -> None:
+    """A one-case report read "run complete" on the matrix, with "—" in every other cell."""
+    from conformance.report.matrix import render, summary
+    from tests.suite import run_suite
+
+    path = tmp_path / "r.json"
+    run_suite("-q", "--conformance-case", "GRD-001", "--conformance-report", str(path),
+              cwd=tmp_path)  # fmt: skip
+    data = load_report(str(path))
+    selected = data["selected"]
+    assert isinstance(selected, dict)
+    assert selected["cases"] == 1
+    assert isinstance(selected["of"], int)
+    assert selected["of"] > 200
+    part = f"1 of {selected['of']} cases selected"
+    assert f"run complete, {part}" in render([data])
+    assert part in summary([data], "text")
+    whole = {k: v for k, v in data.items() if k != "selected"}
+    assert "cases selected" not in render([whole]) + summary([whole], "md")

@@ -137,6 +137,8 @@ class Report:
     complete: bool = True
     reason: str | None = None
     baseline: JsonObject | None = None
+    selected: JsonObject | None = None
+    """When -k, -m or --conformance-case chose part of the suite: how many cases, of how many."""
 
     def add(self, case_id: str, outcome: str, message: str | None, data: JsonObject | None) -> None:
         """Record one phase of one case."""
@@ -196,6 +198,8 @@ class Report:
             data["reason"] = self.reason
         if self.baseline is not None:
             data["baseline"] = self.baseline
+        if self.selected is not None:
+            data["selected"] = self.selected
         return data
 
     def write(self, path: str) -> None:

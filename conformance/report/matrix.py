@@ -417,7 +417,7 @@ def _about_cell(report: JsonObject, source: str) -> str:
         _e(_options(harness)),
     ]
     if report.get("complete", True):
-        lines.append(f"level: {_e(_level_name(report))} · run complete")
+        lines.append(f"level: {_e(_level_name(report))} · run complete{_e(_part(report))}")
     else:
         reason = report.get("reason") or "no reason recorded"
         lines += [
@@ -752,7 +752,15 @@ def summary(reports: Sequence[JsonObject], fmt: str, sources: Sequence[str] | No
 
 
 def _incomplete(report: JsonObject) -> str:
-    return "" if report.get("complete", True) else ", INCOMPLETE"
+    return _part(report) + ("" if report.get("complete", True) else ", INCOMPLETE")
+
+
+def _part(report: JsonObject) -> str:
+    """For a run of part of the suite: how much of it, so the "—" cells do not read as gaps."""
+    selected = report.get("selected")
+    if not isinstance(selected, dict):
+        return ""
+    return f", {selected.get('cases', '?')} of {selected.get('of', '?')} cases selected"
 
 
 def _tally(cases: Iterable[JsonObject]) -> str:
