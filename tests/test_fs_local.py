@@ -573,6 +573,26 @@ def test_a_failed_write_removes_the_parents_it_created(
     assert os.listdir(tmp_path) == []
 
 
+def test_a_failed_write_removes_parents_deeper_than_path_max(
+    local: LocalFs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Made one component at a time, so their absolute path may pass PATH_MAX (4096 on Linux):
+    # they are removed the same way, each by name under its parent's descriptor.
+    deep = "/".join(f"{i:02}" + "x" * 198 for i in range(24))
+    assert len(os.fsencode(f"{tmp_path}/{deep}")) > os.pathconf("/", "PC_PATH_MAX")
+
+    def full(*args: object, **where: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full)
+    _fails(
+        lambda: local.write(local.resolve(f"{deep}/c.txt", str(tmp_path)), "x", None),
+        FsErrorCode.FS_IO_ERROR,
+        f'cannot write "{tmp_path}/{deep}/c.txt": no space left on device',
+    )
+    assert os.listdir(tmp_path) == []
+
+
 def test_enospc_at_replace_leaves_the_original_intact(
     local: LocalFs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -264,6 +264,79 @@ def test_a_symlink_planted_between_mkdir_and_open_is_a_redirect(
     assert tree(outside) == {}
 
 
+@dataclass
+class MovedParents:
+    """A write of ``a/b/f.txt`` whose new ``a/`` is moved aside and replaced by a symlink."""
+
+    root: Path
+    outside: Path
+
+    def __call__(self) -> None:
+        """At ``staged``: ``a`` becomes ``a_moved`` (inside), and ``a -> outside`` appears."""
+        os.rename(self.root / "a", self.root / "a_moved")
+        os.symlink(self.outside, self.root / "a")
+
+
+@pytest.fixture
+def moved_parents(tmp_path: Path) -> MovedParents:
+    """An empty workspace, and outside it an empty ``b/`` that a cleanup by path would remove."""
+    root, outside = tmp_path / "ws", tmp_path / "outside"
+    root.mkdir()
+    (outside / "b").mkdir(parents=True)
+    return MovedParents(root, outside)
+
+
+def test_a_failed_write_never_removes_a_directory_through_a_planted_symlink(
+    moved_parents: MovedParents,
+) -> None:
+    root, outside = moved_parents.root, moved_parents.outside
+    ws = open_workspace(root, sandbox="workspace-write")
+
+    def move_and_compete() -> None:
+        moved_parents()
+        (root / "a_moved" / "b" / "f.txt").write_text("competitor")  # the link now fails
+
+    ws.arm_pause("staged", move_and_compete)
+    result = ws.call_tool("write", {"file_path": "a/b/f.txt", "content": "mine"})
+    path = f"{root}/a/b/f.txt"
+    assert (text_of(result), error_of(result)) == (
+        f'Error: cannot overwrite existing "{path}" without reading it first'
+        " — read the file, then retry",
+        ("FsError", "FS_NOT_OBSERVED"),
+    )
+    # Cleanup by path would have followed ``a`` and removed ``outside/b`` (SPEC
+    # {fs.publish.no-redirect}, {tool.changes-only-target}).
+    assert tree(outside) == {"b": "dir"}
+    assert tree(root) == {
+        "a": f"-> {outside}",
+        "a_moved": "dir",
+        "a_moved/b": "dir",
+        "a_moved/b/f.txt": b"competitor",
+    }
+
+
+def test_a_failed_write_removes_the_parents_it_made_where_they_now_are(
+    moved_parents: MovedParents, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, outside = moved_parents.root, moved_parents.outside
+    ws = open_workspace(root, sandbox="workspace-write")
+
+    def full(*args: object, **where: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "link", full)
+    ws.arm_pause("staged", moved_parents)
+    result = ws.call_tool("write", {"file_path": "a/b/f.txt", "content": "mine"})
+    assert (text_of(result), error_of(result)) == (
+        f'Error: cannot write "{root}/a/b/f.txt": no space left on device',
+        ("FsError", "FS_IO_ERROR"),
+    )
+    # ``b`` went from the directory it was made in; the moved ``a_moved`` is no longer at the
+    # name it was made under, and what is there now (a symlink) is never followed.
+    assert tree(outside) == {"b": "dir"}
+    assert tree(root) == {"a": f"-> {outside}", "a_moved": "dir"}
+
+
 def test_a_component_swapped_back_before_it_is_classified_is_still_a_redirect(
     swap: Swap, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -691,6 +764,41 @@ def test_a_fault_at_any_syscall_leaves_the_old_bytes_or_publishes_the_new(
     assert report.injected > report.calls > 20
     assert report.after_commit >= 4  # the commit point is inside the sweep, not past its end
     assert report.refused >= 10
+
+
+# -- an interruption right after a syscall returns ------------------------------------------
+# A SIGINT handler raises between two bytecodes: here right after the call, before the next
+# statement could record what the call made. Nothing the mutation made may stay.
+
+
+def _interrupt_after(
+    monkeypatch: pytest.MonkeyPatch, name: str, when: Callable[..., bool] = lambda *a: True
+) -> list[object]:
+    """Make ``os.<name>`` raise KeyboardInterrupt once it has returned; collect its returns."""
+    real = getattr(os, name)
+    returned: list[object] = []
+
+    def call_then_interrupt(*args: Any, **kwargs: Any) -> object:
+        result = real(*args, **kwargs)
+        if not when(*args):
+            return result
+        returned.append(result)
+        monkeypatch.setattr(os, name, real)
+        raise KeyboardInterrupt(f"right after os.{name}")
+
+    monkeypatch.setattr(os, name, call_then_interrupt)
+    return returned
+
+
+def test_an_interruption_right_after_mkdir_removes_the_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = open_workspace(tmp_path)
+    before = _open_fds()
+    _interrupt_after(monkeypatch, "mkdir")
+    with pytest.raises(KeyboardInterrupt):
+        ws.call_tool("write", {"file_path": "sub/new.txt", "content": "NEW"})
+    assert (tree(tmp_path), _open_fds()) == ({}, before)
 
 
 # -- SIGKILL while staging -----------------------------------------------------------------

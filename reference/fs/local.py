@@ -7,6 +7,8 @@ A mutation (``write``, ``edit``) goes like this:
    ``O_DIRECTORY | O_NOFOLLOW``, so a component swapped for a symlink since is refused
    (``FS_SANDBOX_DENIED``, "the path changed"), and checks that the directory it reached is the
    one seen at resolution. Everything after works relative to that directory's descriptor.
+   A directory the walk creates is remembered by its parent's descriptor and its identity, so
+   a failed mutation removes it there, never by a path that could lead elsewhere.
 2. **Lock the directory** with ``flock``: the critical section excludes every other writer in
    this directory, threads and other processes alike (SPEC {fs.cas.processes}).
 3. **Check**, in the spec's order: target missing → not a regular file → not writable →
@@ -330,7 +332,7 @@ class LocalFs:
         except BaseException:
             with suppress(OSError):  # the failure being raised is the one to report
                 os.close(fd)
-            _remove_dirs(created)
+            _let_go(created, remove=True)
             raise
 
     def _is_racy(self, st: os.stat_result) -> bool:
@@ -432,7 +434,7 @@ class LocalFs:
 class _Place:
     """A locked directory on the way to a target, and what the walk created to reach it."""
 
-    def __init__(self, fd: int, path: str, created: list[str], stat_fn: StatFn) -> None:
+    def __init__(self, fd: int, path: str, created: list[_Made], stat_fn: StatFn) -> None:
         self.fd = fd
         self.path = path
         self.created = created
@@ -448,8 +450,8 @@ class _Place:
             # The descriptor and its lock are released all the same. After success the content
             # is published (past the commit point); after a failure, that failure is the news.
             log.warning('could not close the directory "%s": %s', self.path, error)
-        if kind is not None:  # the mutation failed: the parents it made go again
-            _remove_dirs(self.created)
+        # If the mutation failed, the parents it made go again.
+        _let_go(self.created, remove=kind is not None)
 
     def lstat(self, name: str) -> os.stat_result | None:
         """The entry ``name`` itself (a symlink is not followed), or None if there is none."""
@@ -506,14 +508,65 @@ class _Place:
             os.close(fd)
 
 
-def _walk(directory: str, op: str, p: str, *, create: bool) -> tuple[int | None, list[str]]:
+class _Made:
+    """A directory the walk created: its name in a parent held open, and its (device, inode).
+
+    A failed mutation removes it by that name under that descriptor, never by path: a path
+    follows symlinks and is bounded by PATH_MAX, a descriptor is neither (SPEC
+    {fs.publish.no-redirect}).
+    """
+
+    def __init__(self, parent: int, where: str, name: str) -> None:
+        self.parent = parent  # a descriptor of its own, closed by ``_let_go``
+        self.where = where  # the parent's path, for the log only
+        self.name = name
+        # None only between mkdir and the stat after it: whatever directory is there is ours.
+        self.identity: tuple[int, int] | None = None
+
+    def remove_if_still_there(self) -> None:
+        """Remove it if the entry is still the very directory made, and empty."""
+        st = os.stat(self.name, dir_fd=self.parent, follow_symlinks=False)
+        if stat.S_ISDIR(st.st_mode) and self.identity in (None, (st.st_dev, st.st_ino)):
+            # rmdir never follows a symlink in the name's place; the parent is pinned.
+            os.rmdir(self.name, dir_fd=self.parent)
+
+
+def _make(fd: int, current: str, part: str, created: list[_Made]) -> None:
+    """Create the directory ``part`` under ``fd`` (``current``); record it if we made it."""
+    made = _Made(os.dup(fd), current, part)
+    # Recorded before mkdir, so an interruption right after mkdir returns still removes it.
+    created.append(made)
+    try:
+        os.mkdir(part, 0o777, dir_fd=fd)
+    except FileExistsError:
+        created.remove(made)  # someone else made it; it is not ours to remove
+        os.close(made.parent)
+        return
+    st = os.stat(part, dir_fd=fd, follow_symlinks=False)
+    made.identity = (st.st_dev, st.st_ino)
+
+
+def _let_go(created: list[_Made], *, remove: bool) -> None:
+    """Close the parents ``created`` holds; first remove (innermost first) what was made."""
+    for made in reversed(created):
+        if remove:
+            with suppress(OSError):  # one moved away, refilled or gone stays as it is
+                made.remove_if_still_there()
+        try:
+            os.close(made.parent)
+        except OSError as error:
+            if not remove:  # past the commit point; after a failure, that failure is the news
+                log.warning('could not close the directory "%s": %s', made.where, error)
+
+
+def _walk(directory: str, op: str, p: str, *, create: bool) -> tuple[int | None, list[_Made]]:
     """Open ``directory`` (absolute, a realpath) from ``/`` without following any symlink.
 
     Missing components are created when ``create`` is set; otherwise the walk answers None.
     A component that is (now) a symlink is a redirect; one that is a file, a bad parent.
     """
     fd = os.open("/", _DIRECTORY)
-    created: list[str] = []
+    created: list[_Made] = []
     current = "/"
     try:
         for part in directory.split("/"):
@@ -532,13 +585,13 @@ def _walk(directory: str, op: str, p: str, *, create: bool) -> tuple[int | None,
     except BaseException:
         with suppress(OSError):  # the failure being raised is the one to report
             os.close(fd)
-        _remove_dirs(created)
+        _let_go(created, remove=True)
         raise
     return fd, created
 
 
 def _open_component(
-    fd: int, part: str, current: str, created: list[str], *, op: str, p: str, create: bool
+    fd: int, part: str, current: str, created: list[_Made], *, op: str, p: str, create: bool
 ) -> int | None:
     """Open one component under ``fd`` without following it; None if missing and not created."""
     try:
@@ -547,11 +600,7 @@ def _open_component(
         except FileNotFoundError:
             if not create:
                 return None
-            try:
-                os.mkdir(part, 0o777, dir_fd=fd)
-                created.append(os.path.join(current, part))
-            except FileExistsError:
-                pass  # someone else made it; it is not ours to remove
+            _make(fd, current, part, created)
             # Inside the outer ``try``: whatever took the name meanwhile is judged like the rest.
             return os.open(part, _DIRECTORY, dir_fd=fd)
     except OSError as exc:
@@ -781,14 +830,6 @@ def _replaced(
     # Three slices of the original: no copy of the whole file is made.
     view = memoryview(data)
     return (view[:first], new, view[first + len(old) :]), 1
-
-
-def _remove_dirs(created: list[str]) -> None:
-    for path in reversed(created):
-        try:
-            os.rmdir(path)
-        except OSError:
-            return
 
 
 def _unlink(name: str, dir_fd: int) -> None:
