@@ -657,7 +657,7 @@ def test_a_directory_whose_close_fails_after_success_is_logged(
 # -- staging and publication ----------------------------------------------------------------
 
 
-def test_the_staged_name_keeps_the_first_100_characters_of_the_name(tmp_path: Path) -> None:
+def test_the_staged_name_keeps_the_first_100_bytes_of_the_name(tmp_path: Path) -> None:
     name = "a" * 99 + "bc" + "d" * 50 + ".txt"
     local = LocalFs()
     staged: list[str] = []
@@ -665,6 +665,38 @@ def test_the_staged_name_keeps_the_first_100_characters_of_the_name(tmp_path: Pa
     local.write(local.resolve(name, str(tmp_path)), "x\n", None)
     assert len(staged) == 1
     assert re.fullmatch(r"\." + "a" * 99 + r"b\.[0-9a-f]{12}\.reference-tmp", staged[0])
+    assert os.listdir(tmp_path) == [name]
+
+
+@pytest.mark.parametrize(
+    ("name", "kept"),
+    [
+        ("文" * 80 + ".txt", "文" * 33),  # 244 bytes; the 34th character would split at 100
+        ("🙂" * 62 + ".txt", "🙂" * 25),  # 252 bytes: four a character
+        ("é" * 125 + ".txt", "é" * 50),  # 254 bytes
+    ],
+    ids=["3-byte", "4-byte", "2-byte"],
+)
+@pytest.mark.parametrize("op", ["write", "edit"])
+def test_a_long_multibyte_name_stages_under_a_name_cut_in_bytes(
+    tmp_path: Path, name: str, kept: str, op: str
+) -> None:
+    # A valid name (at most 255 bytes) gets a valid temp name: cut to 100 bytes, not 100
+    # characters, and never inside a character.
+    assert len(os.fsencode(name)) <= 255
+    (tmp_path / name).write_text("old\n")
+    local = LocalFs()
+    staged: list[str] = []
+    local.arm("staged", lambda: staged.extend(n for n in os.listdir(tmp_path) if n != name))
+    target = local.resolve(name, str(tmp_path))
+    if op == "write":
+        local.write(target, "new\n", None)
+    else:
+        local.edit(target, EditRequest("old", "new"), None)
+    assert (tmp_path / name).read_text() == "new\n"
+    [temp] = staged
+    assert re.fullmatch(rf"\.{kept}\.[0-9a-f]{{12}}\.reference-tmp", temp)
+    assert TEMP_NAME.fullmatch(temp)  # the sweep still knows it for ours
     assert os.listdir(tmp_path) == [name]
 
 

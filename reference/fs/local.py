@@ -73,6 +73,7 @@ BINARY_SNIFF_BYTES: Final = 8192
 RACY_WINDOW_NS: Final = 2_000_000_000
 RETAIN_MAX_BYTES: Final = 64 * 1024 * 1024
 TEMP_SUFFIX: Final = ".reference-tmp"
+TEMP_KEEP_BYTES: Final = 100  # of the target's name; with the rest, a temp name stays < 255 bytes
 TEMP_NAME: Final = re.compile(r"\..*\.[0-9a-f]{12}" + re.escape(TEMP_SUFFIX))
 PAUSE_POINTS: Final = ("checked", "staged", "waiting")
 REALPATH_TRIES: Final = 8
@@ -365,7 +366,7 @@ class LocalFs:
         exclusive: bool,
     ) -> Version:
         """Stage ``parts``, commit them, and return the version now published."""
-        temp = f".{name[:100]}.{secrets.token_hex(6)}{TEMP_SUFFIX}"
+        temp = _temp_name(name)
         fd = os.open(temp, _CREATE, 0o666, dir_fd=place.fd)
         published = fd
         committed = False
@@ -696,6 +697,19 @@ def _realpath(path: str) -> str:
         with suppress(OSError):
             return os.path.realpath(path)
     return os.path.realpath(path)
+
+
+def _temp_name(name: str) -> str:
+    """``.<name>.<12 hex>.reference-tmp``, the name cut to ``TEMP_KEEP_BYTES`` bytes.
+
+    Cut in bytes, not characters (NAME_MAX counts bytes), and never inside a UTF-8 sequence,
+    so the temp name of every valid name is a valid name too.
+    """
+    encoded = os.fsencode(name)
+    end = min(len(encoded), TEMP_KEEP_BYTES)
+    while end < len(encoded) and encoded[end] & 0xC0 == 0x80:  # a continuation byte
+        end -= 1
+    return f".{os.fsdecode(encoded[:end])}.{secrets.token_hex(6)}{TEMP_SUFFIX}"
 
 
 def _stamp(st: os.stat_result) -> str:
