@@ -772,11 +772,11 @@ def test_a_fault_at_any_syscall_leaves_the_old_bytes_or_publishes_the_new(
 
 
 def _interrupt_after(
-    monkeypatch: pytest.MonkeyPatch, name: str, when: Callable[..., bool] = lambda *a: True
-) -> list[object]:
+    monkeypatch: pytest.MonkeyPatch, name: str, when: Callable[..., object] = lambda *a: True
+) -> list[Any]:
     """Make ``os.<name>`` raise KeyboardInterrupt once it has returned; collect its returns."""
     real = getattr(os, name)
-    returned: list[object] = []
+    returned: list[Any] = []
 
     def call_then_interrupt(*args: Any, **kwargs: Any) -> object:
         result = real(*args, **kwargs)
@@ -799,6 +799,49 @@ def test_an_interruption_right_after_mkdir_removes_the_directory(
     with pytest.raises(KeyboardInterrupt):
         ws.call_tool("write", {"file_path": "sub/new.txt", "content": "NEW"})
     assert (tree(tmp_path), _open_fds()) == ({}, before)
+
+
+@pytest.mark.parametrize("created", ["temp file", "target without hard links"])
+def test_an_interruption_right_after_an_exclusive_create_removes_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, created: str
+) -> None:
+    ws = open_workspace(tmp_path)
+    before = _open_fds()
+    if created == "temp file":
+        lost = _interrupt_after(monkeypatch, "open", lambda name, *rest: TEMP_NAME.fullmatch(name))
+    else:
+
+        def no_links(*args: object, **where: object) -> None:
+            raise OSError(errno.EPERM, os.strerror(errno.EPERM))
+
+        monkeypatch.setattr(os, "link", no_links)
+        lost = _interrupt_after(monkeypatch, "open", lambda name, *rest: name == "new.txt")
+    with pytest.raises(KeyboardInterrupt):
+        ws.call_tool("write", {"file_path": "new.txt", "content": "NEW"})
+    assert tree(tmp_path) == {}
+    # The descriptor the interrupted call returned is lost to the harness, as it would be.
+    for fd in lost:
+        os.close(fd)
+    assert _open_fds() == before
+
+
+@pytest.mark.parametrize("path", ["new.txt", "a.txt"])
+def test_an_interruption_after_the_commit_point_propagates_and_closes_the_staged_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    (tmp_path / "a.txt").write_text("old\n")
+    ws = open_workspace(tmp_path, policy=False)
+    before = _open_fds()
+
+    def interrupted(fd: int) -> None:
+        raise KeyboardInterrupt("while syncing the directory")
+
+    monkeypatch.setattr(local_module, "_fsync_dir", interrupted)
+    with pytest.raises(KeyboardInterrupt):  # never a result (SPEC {tool.base-exception})
+        ws.call_tool("write", {"file_path": path, "content": "new\n"})
+    assert (tmp_path / path).read_text() == "new\n"
+    assert temps(tmp_path) == []
+    assert _open_fds() == before
 
 
 # -- SIGKILL while staging -----------------------------------------------------------------

@@ -367,10 +367,9 @@ class LocalFs:
     ) -> Version:
         """Stage ``parts``, commit them, and return the version now published."""
         temp = _temp_name(name)
-        fd = os.open(temp, _CREATE, 0o666, dir_fd=place.fd)
-        published = fd
-        committed = False
+        fd = published = -1  # until the exclusive create of ``temp`` has returned
         try:
+            fd = published = os.open(temp, _CREATE, 0o666, dir_fd=place.fd)
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # "alive" for as long as it is staged
             _write_all(fd, parts)
             if mode is not None:
@@ -381,23 +380,29 @@ class LocalFs:
                 published = self._link_new(place, temp, name, target, parts=parts, fd=fd)
             else:
                 os.replace(temp, name, src_dir_fd=place.fd, dst_dir_fd=place.fd)
-            committed = True
-        finally:
-            if not committed:
-                try:
+        except BaseException as exc:
+            # A create that failed made nothing. One interrupted right after it returned (so
+            # ``fd`` was never set) did make ``temp``: a random name, no one else's to lose.
+            try:
+                if fd >= 0 or not isinstance(exc, OSError):
                     _unlink_quietly(temp, place.fd)
-                finally:
+            finally:
+                if fd >= 0:
                     os.close(fd)
+            raise
         # The commit point: what fails from here on is logged, and the call still succeeds.
         p = target.display_path
-        if exclusive:
-            _after_commit(p, "remove the staged name", lambda: _unlink(temp, place.fd))
-        _after_commit(p, "sync the directory", lambda: _fsync_dir(place.fd))
-        st = _after_commit(p, "read the new version", lambda: self._stat(published))
-        # close releases the descriptor even when it reports an error: nothing to undo.
-        if published != fd:
-            _after_commit(p, "close the published file", lambda: os.close(published))
-        _after_commit(p, "close the staged file", lambda: os.close(fd))
+        try:
+            if exclusive:
+                _after_commit(p, "remove the staged name", lambda: _unlink(temp, place.fd))
+            _after_commit(p, "sync the directory", lambda: _fsync_dir(place.fd))
+            st = _after_commit(p, "read the new version", lambda: self._stat(published))
+        finally:
+            # Closed also when an interruption propagates ({tool.base-exception}): the staged
+            # descriptor holds its lock. close releases it even when it reports an error.
+            if published != fd:
+                _after_commit(p, "close the published file", lambda: os.close(published))
+            _after_commit(p, "close the staged file", lambda: os.close(fd))
         return self._version_of(st, parts)
 
     def _version_of(self, st: os.stat_result | None, parts: Parts) -> Version:
@@ -664,16 +669,21 @@ def _remove_if_abandoned(place: _Place, name: str) -> None:
 
 def _create_exclusively(place: _Place, name: str, parts: Parts, target: Target, fs: LocalFs) -> int:
     """Fallback where hard links are unsupported: never clobbers, but is not atomic."""
+    fd = -1  # until the exclusive create has returned
     try:
         fd = os.open(name, _CREATE, 0o666, dir_fd=place.fd)
-    except FileExistsError:
-        fs._lost_create_race(place, name, target)
-    try:
         _write_all(fd, parts)
         os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        _unlink_quietly(name, place.fd)
+    except BaseException as exc:
+        if fd >= 0:
+            os.close(fd)
+            _unlink_quietly(name, place.fd)
+        elif isinstance(exc, FileExistsError):
+            fs._lost_create_race(place, name, target)
+        elif not isinstance(exc, OSError):
+            # Interrupted right after the create returned: the empty file there is ours. (This
+            # name is not random: a file with bytes in it can only be someone else's.)
+            _unlink_if_empty(name, place.fd)
         raise
     return fd
 
@@ -853,6 +863,13 @@ def _unlink(name: str, dir_fd: int) -> None:
 def _unlink_quietly(name: str, dir_fd: int) -> None:
     with suppress(FileNotFoundError):
         os.unlink(name, dir_fd=dir_fd)
+
+
+def _unlink_if_empty(name: str, dir_fd: int) -> None:
+    with suppress(OSError):
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if stat.S_ISREG(st.st_mode) and st.st_size == 0:
+            os.unlink(name, dir_fd=dir_fd)
 
 
 def _fsync_dir(fd: int) -> None:
