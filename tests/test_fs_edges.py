@@ -396,6 +396,56 @@ def test_an_edit_in_a_missing_directory_is_stale_and_creates_nothing(
     assert (tried, os.listdir(tmp_path)) == ([], [])
 
 
+ROOT_INTENTS: Final[dict[str, object]] = {
+    "none": None,
+    "create": CreateIfAbsent(),
+    "replace": ReplaceIfVersion(Version("0:0:0:0:0")),
+    "expect": ExpectVersion(Version("0:0:0:0:0")),
+}
+
+
+@pytest.mark.parametrize(
+    ("op", "intent"),
+    [
+        ("write", "none"),
+        ("write", "create"),
+        ("write", "replace"),
+        ("edit", "none"),
+        ("edit", "expect"),
+    ],
+)
+def test_the_root_directory_is_not_a_regular_file_and_nothing_is_staged_in_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, op: str, intent: str
+) -> None:
+    # "/" has no name in a parent: looked up as "" it would seem missing (SPEC {fs.msg.not-regular}).
+    local = LocalFs()
+    target = local.resolve("/", str(tmp_path))
+    assert (target.display_path, target.key) == ("/", "/")
+    creates: list[str] = []
+    swept: list[object] = []
+    real_open = os.open
+
+    def no_create(path: Any, flags: int, mode: int = 0o777, **kwargs: Any) -> int:
+        if flags & os.O_CREAT:  # never let a test make anything in /
+            creates.append(path)
+            raise PermissionError(errno.EACCES, "Permission denied")
+        fd: int = real_open(path, flags, mode, **kwargs)
+        return fd
+
+    chosen: Any = ROOT_INTENTS[intent]
+    mutate: Callable[[], object] = (
+        (lambda: local.write(target, "x\n", chosen))
+        if op == "write"
+        else (lambda: local.edit(target, EditRequest("a", "b"), chosen))
+    )
+    with (
+        _patched(monkeypatch, os, open=no_create),
+        _patched(monkeypatch, local_module, _sweep_once=lambda *args: swept.append(args)),
+    ):
+        _fails(mutate, FsErrorCode.FS_NOT_REGULAR_FILE, NOT_REGULAR.format(op=op, p="/"))
+    assert (creates, swept) == ([], [])
+
+
 @pytest.mark.parametrize("op", ["write", "edit"])
 def test_a_directory_replaced_after_resolution_is_a_redirect(tmp_path: Path, op: str) -> None:
     (tmp_path / "sub").mkdir()

@@ -235,6 +235,7 @@ class LocalFs:
         p, name = target.display_path, os.path.basename(target.key)
         try:
             with _os_errors("write", p):
+                _refuse_the_root(name, "write", p)
                 place = self._reach(target, "write", create=False)
                 if place is None:  # a directory on the way is missing, so is the target
                     if isinstance(intent, ReplaceIfVersion):
@@ -278,6 +279,7 @@ class LocalFs:
         p, name = target.display_path, os.path.basename(target.key)
         try:
             with _os_errors("edit", p):
+                _refuse_the_root(name, "edit", p)
                 place = self._reach(target, "edit", create=False)
                 if place is None:
                     raise fs_error("changed", op="edit", p=p)
@@ -695,6 +697,12 @@ def _after_commit(path: str, what: str, step: Callable[[], Any]) -> Any:
     except OSError as exc:
         log.warning('after publishing "%s": could not %s: %s', path, what, exc)
         return None
+
+
+def _refuse_the_root(name: str, op: str, p: str) -> None:
+    """``/`` is a directory like any other, but has no name in a parent to look it up by."""
+    if not name:  # a realpath ends in a name unless it is "/" itself
+        raise fs_error("not_regular", op=op, p=p)
 
 
 def _realpath(path: str) -> str:
