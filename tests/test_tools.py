@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import itertools
 import os
 from pathlib import Path
@@ -623,6 +624,33 @@ def test_the_marker_chains_the_provider_denial(tmp_path: Path) -> None:
         info.value.cause.message
         == f'cannot write "{tmp_path}/a.txt": file access denied under read-only mode'
     )
+
+
+@pytest.mark.parametrize("path", ["loop", "loop/a.txt"])
+@pytest.mark.parametrize("sandbox", ["danger-full-access", "workspace-write"])
+def test_a_symlink_loop_gets_reads_answer_from_every_tool(
+    tmp_path: Path, path: str, sandbox: str
+) -> None:
+    # Neither a redirect nor a sandbox denial: the key kept the link because it cannot be
+    # resolved, and every tool says so as read does (SPEC {fs.msg.os-error}, {fs.os-error.cause}).
+    (tmp_path / "loop").symlink_to("loop")
+    ws = open_workspace(tmp_path, sandbox=sandbox, policy=False)
+    calls = {
+        "read": {"file_path": path},
+        "write": {"file_path": path, "content": "x"},
+        "edit": {"file_path": path, "old_string": "a", "new_string": "b"},
+    }
+    for op, arguments in calls.items():
+        result = ws.call_tool(op, arguments)
+        assert (text_of(result), error_of(result)) == (
+            f'Error: cannot {op} "{tmp_path}/{path}": too many levels of symbolic links',
+            ("FsError", "FS_IO_ERROR"),
+        )
+        err = ws.failure(result.call_id)
+        assert isinstance(err, FsError)
+        assert isinstance(err.cause, OSError)
+        assert err.cause.errno == errno.ELOOP
+    assert os.listdir(tmp_path) == ["loop"]
 
 
 def test_an_unknown_sandbox_mode_is_refused(tmp_path: Path) -> None:

@@ -470,8 +470,8 @@ class _Place:
 
     def check_writable_regular(self, op: str, name: str, st: os.stat_result, p: str) -> None:
         """Not a regular file, or not writable, speaks before the version (SPEC §3.3)."""
-        if stat.S_ISLNK(st.st_mode):
-            raise fs_error("redirected", op=op, p=p)  # the key was a realpath when resolved
+        if stat.S_ISLNK(st.st_mode):  # the key was a realpath when resolved
+            raise _loop_error(self.fd, name, op, p) or fs_error("redirected", op=op, p=p)
         if not stat.S_ISREG(st.st_mode):
             raise fs_error("not_regular", op=op, p=p)
         # Replacing would succeed (the directory is writable), but the user marked the file
@@ -614,24 +614,43 @@ def _open_component(
     except OSError as exc:
         if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
             raise
-        raise _not_a_directory(fd, part, op, p, exc) from exc
+        error = _not_a_directory(fd, part, op, p, exc)
+        raise error from error.__cause__  # ``exc``, or for a loop the ELOOP behind it
 
 
 def _not_a_directory(fd: int, part: str, op: str, p: str, exc: OSError) -> FsError:
-    """Why ``part`` could not be opened as a directory: redirected, or a file in the way.
+    """Why ``part`` could not be opened as a directory: redirected, a loop, or a file in the way.
 
-    The caller raises the answer ``from exc``, which chains the cause.
+    The answer chains its cause: ``exc``, or for a loop the ELOOP of following the link.
     """
     # O_NOFOLLOW refused a symlink (ELOOP; ENOTDIR when O_DIRECTORY is checked first, as on
-    # Linux). Look again without following: only a file there now is a bad parent. A symlink,
-    # a directory again, or nothing at all means the path changed under the walk.
+    # Linux). Look again without following: only a file there now is a bad parent. A symlink
+    # that loops is a loop; any other symlink, a directory again, or nothing at all means the
+    # path changed under the walk.
     try:
         st = os.stat(part, dir_fd=fd, follow_symlinks=False)
     except OSError:
-        return fs_error("redirected", op=op, p=p)
+        return fs_error("redirected", op=op, p=p, cause=exc)
+    loop = _loop_error(fd, part, op, p) if stat.S_ISLNK(st.st_mode) else None
+    if loop is not None:
+        return loop
     if exc.errno == errno.ELOOP or stat.S_ISLNK(st.st_mode) or stat.S_ISDIR(st.st_mode):
-        return fs_error("redirected", op=op, p=p)
-    return fs_error("parent_not_dir", p=p)
+        return fs_error("redirected", op=op, p=p, cause=exc)
+    return fs_error("parent_not_dir", p=p, cause=exc)
+
+
+def _loop_error(fd: int, name: str, op: str, p: str) -> FsError | None:
+    """Read's answer for the symlink at ``name`` if it cannot be resolved (ELOOP); else None.
+
+    A realpath resolves every symlink it can, so the only one a key keeps is one that loops.
+    Any other symlink found where the key has none appeared after resolution: a redirect.
+    """
+    try:
+        os.stat(name, dir_fd=fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return fs_error("io", op=op, p=p, reason=os.strerror(exc.errno).lower(), cause=exc)
+    return None
 
 
 def _sweep_once(place: _Place, identity: tuple[int, int]) -> None:
