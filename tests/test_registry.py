@@ -227,6 +227,16 @@ def test_a_harness_error_subclass_reports_its_own_name(thrower: Thrower) -> None
     assert _throw(thrower, QuotaError("over", "QUOTA")) == ("Error: over", ("QuotaError", "QUOTA"))
 
 
+def test_an_error_with_an_empty_message_shows_its_class_name(thrower: Thrower) -> None:
+    # Never a bare "Error: " (SPEC {chain.empty}'s rule, applied to the one message shown).
+    assert _throw(thrower, MemoryError()) == ("Error: MemoryError", None)
+    assert _throw(thrower, ValueError("")) == ("Error: ValueError", None)
+    assert _throw(thrower, HarnessError("", "QUOTA")) == (
+        "Error: HarnessError",
+        ("HarnessError", "QUOTA"),
+    )
+
+
 def test_an_unprintable_error_still_becomes_a_result(thrower: Thrower) -> None:
     class Unprintable(Exception):
         def __str__(self) -> str:

@@ -1,6 +1,7 @@
 """The tool registry: validates arguments, runs a tool, and turns every failure into a result.
 
-Whatever a tool raises reaches the model as one text block, ``Error: <message>``. The result's
+Whatever a tool raises reaches the model as one text block, ``Error: <message>`` (the class
+name when the message is empty). The result's
 structured ``error`` ({name, code}) is filled only for a ``HarnessError``: a plain exception has
 no code to route on. ``BaseException``s that are not ``Exception``s (interrupts, exits,
 cancellation) are never swallowed into results.
@@ -152,7 +153,9 @@ def failure_result(
 ) -> ToolExecutionResult:
     """The result for a call that raised ``exc``; ``redact`` scrubs its text of secrets."""
     try:
-        message = str(exc)
+        # An empty message (``MemoryError()``) would leave a bare "Error: ": the class name
+        # stands in for it, as it does in a chain ({chain.empty}).
+        message = str(exc) or type(exc).__name__
     except Exception:
         message = UNPRINTABLE
     error = ToolErrorInfo(exc.name, exc.code) if is_harness_error(exc) else None
