@@ -61,6 +61,17 @@ def test_display_path_is_lexical_and_key_is_realpath(local: LocalFs, tmp_path: P
     assert target.key == os.path.realpath(tmp_path / "real" / "a.txt")
 
 
+@pytest.mark.parametrize("slashes", ["/", "//", "///", "////"])
+def test_leading_slashes_show_as_one(local: LocalFs, tmp_path: Path, slashes: str) -> None:
+    # Empty segments are dropped (SPEC {fs.resolve.display}), two leading slashes too, as
+    # Node's path.resolve drops them; POSIX normpath alone keeps exactly two.
+    spelled = slashes + str(tmp_path).lstrip("/") + "//a.txt"
+    assert local.resolve(spelled, "/elsewhere").display_path == f"{tmp_path}/a.txt"
+    assert local.resolve("a.txt", slashes + str(tmp_path).lstrip("/")).display_path == (
+        f"{tmp_path}/a.txt"
+    )
+
+
 def test_tilde_is_not_expanded(local: LocalFs, tmp_path: Path) -> None:
     assert local.resolve("~/x", str(tmp_path)).display_path == f"{tmp_path}/~/x"
 

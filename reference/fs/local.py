@@ -153,6 +153,8 @@ class LocalFs:
             # The tools refuse it before resolving (SPEC §4.2); a direct caller gets the same.
             raise ValueError("file_path must not contain NUL characters")
         display = os.path.normpath(os.path.join(cwd, path))
+        if display.startswith("//"):  # POSIX normpath keeps exactly two; every segment counts
+            display = display[1:]
         if any(0xD800 <= ord(c) <= 0xDFFF for c in display):
             shown = "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in display)
             raise fs_error("path_unicode", p=shown)
