@@ -44,10 +44,11 @@ class Workspace:
             raise TypeError("policy and probe must be booleans")
         self.sandbox = sandbox
         self.policy = ObservationPolicy() if policy else None
-        self._local = LocalFs(max_read_bytes=max_read_bytes)
-        provider = SandboxFs(self._local, sandbox, (self.root, *writable_roots))
-        # Failure text never carries a secret of this environment (SPEC §1.4).
+        # Failure text never carries a secret of this environment (SPEC §1.4): not in a tool
+        # result, nor in a line the provider logs.
         self._secrets = secret_values(os.environ if environ is None else environ)
+        self._local = LocalFs(max_read_bytes=max_read_bytes, redact=self.redact)
+        provider = SandboxFs(self._local, sandbox, (self.root, *writable_roots))
         self._registry = ToolRegistry(self.redact)
         fs_tools = FsTools(provider, cwd=self.root, policy=self.policy, sandbox_mode=sandbox)
         for tool in fs_tools.tools():

@@ -1357,6 +1357,32 @@ def test_the_provider_key_never_reaches_a_tools_error_result(tmp_path: Path) -> 
     assert PROVIDER_KEY not in json.dumps(loop.log.records())
 
 
+def test_the_provider_logs_a_secret_of_the_environment_redacted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The log is failure text too (SPEC {secret.redact.everywhere}): after the commit point
+    # the write succeeds and its failure goes there, as does a sweep's.
+    monkeypatch.setenv("DEPLOY_TOKEN", CANARY)
+    abandoned = f".notes-{CANARY}.txt.0123456789ab.reference-tmp"
+    (tmp_path / abandoned).write_text("x")
+    ws = open_workspace(tmp_path)
+    caplog.set_level(logging.DEBUG, logger=FS_LOGGER)
+
+    def eio(fd: int) -> None:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(local_module, "_fsync_dir", eio)
+    result = ws.call_tool("write", {"file_path": f"notes-{CANARY}.txt", "content": "x"})
+    assert text_of(result) == write_output(f"{tmp_path}/notes-{CANARY}.txt", created=True)
+    assert [r.getMessage() for r in caplog.records if r.name == FS_LOGGER] == [
+        "removed .notes-[REDACTED].txt.0123456789ab.reference-tmp, abandoned by a process"
+        " that died while staging it",
+        f'after publishing "{tmp_path}/notes-[REDACTED].txt": could not sync the directory:'
+        " [Errno 5] Input/output error",
+    ]
+    assert os.listdir(tmp_path) == [f"notes-{CANARY}.txt"]
+
+
 def _data(record: Mapping[str, object]) -> dict[str, object]:
     value = record["data"]
     assert isinstance(value, dict)

@@ -40,6 +40,7 @@ from __future__ import annotations
 import codecs
 import errno
 import fcntl
+import functools
 import hashlib
 import logging
 import os
@@ -85,6 +86,33 @@ _CREATE: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLO
 
 log: Final = logging.getLogger("reference.fs")
 
+
+class ProviderLog:
+    """Where the provider reports what it cannot return: ``log``, each message redacted whole.
+
+    A log line is failure text like any other, so a session's secrets never reach it (SPEC
+    {secret.redact.everywhere}): the provider is given the session's redactor.
+    """
+
+    def __init__(self, redact: Callable[[str], str] = str) -> None:
+        self._redact = redact
+
+    def info(self, message: str, *args: object) -> None:
+        """Log ``message % args`` at INFO, redacted."""
+        self._log(logging.INFO, message, args)
+
+    def warning(self, message: str, *args: object) -> None:
+        """Log ``message % args`` at WARNING, redacted."""
+        self._log(logging.WARNING, message, args)
+
+    def _log(self, level: int, message: str, args: tuple[object, ...]) -> None:
+        if log.isEnabledFor(level):
+            # stacklevel: the record names the provider's line that logged, not this one.
+            log.log(level, "%s", self._redact(message % args), stacklevel=3)
+
+
+_UNREDACTED: Final = ProviderLog()
+
 Parts = Sequence[bytes | memoryview]
 
 
@@ -124,7 +152,8 @@ class LocalFs:
     """The ``FsProvider`` over the local disk.
 
     ``stat`` and ``clock`` are injectable so tests can simulate coarse timestamps. ``arm``
-    installs a pause point for the next mutation (SPEC §6.4).
+    installs a pause point for the next mutation (SPEC §6.4). ``redact`` scrubs the lines it
+    logs of a session's secrets.
     """
 
     def __init__(
@@ -133,6 +162,7 @@ class LocalFs:
         max_read_bytes: int | None = None,
         stat: StatFn | None = None,
         clock: Callable[[], int] | None = None,
+        redact: Callable[[str], str] = str,
     ) -> None:
         if max_read_bytes is not None and (
             not isinstance(max_read_bytes, int)
@@ -144,6 +174,7 @@ class LocalFs:
         self._stat: StatFn = stat if stat is not None else _os_stat
         self._clock = clock if clock is not None else time.time_ns
         self._armed: dict[str, Callable[[], None]] = {}
+        self._log = ProviderLog(redact)
 
     # -- resolution ---------------------------------------------------------------------------
 
@@ -331,13 +362,13 @@ class LocalFs:
                 # suite racing the two can let that one finish instead of waiting out a bound.
                 self._pause("waiting")
                 fcntl.flock(fd, fcntl.LOCK_EX)
-            place = _Place(fd, directory, created, self._stat)
+            place = _Place(fd, directory, created, self._stat, self._log)
             _sweep_once(place, (st.st_dev, st.st_ino))
             return place
         except BaseException:
             with suppress(OSError):  # the failure being raised is the one to report
                 os.close(fd)
-            _let_go(created, remove=True)
+            _remove_made(created)
             raise
 
     def _is_racy(self, st: os.stat_result) -> bool:
@@ -395,18 +426,18 @@ class LocalFs:
                     os.close(fd)
             raise
         # The commit point: what fails from here on is logged, and the call still succeeds.
-        p = target.display_path
+        after_commit = functools.partial(_after_commit, self._log, target.display_path)
         try:
             if exclusive:
-                _after_commit(p, "remove the staged name", lambda: _unlink(temp, place.fd))
-            _after_commit(p, "sync the directory", lambda: _fsync_dir(place.fd))
-            st = _after_commit(p, "read the new version", lambda: self._stat(published))
+                after_commit("remove the staged name", lambda: _unlink(temp, place.fd))
+            after_commit("sync the directory", lambda: _fsync_dir(place.fd))
+            st = after_commit("read the new version", lambda: self._stat(published))
         finally:
             # Closed also when an interruption propagates ({tool.base-exception}): the staged
             # descriptor holds its lock. close releases it even when it reports an error.
             if published != fd:
-                _after_commit(p, "close the published file", lambda: os.close(published))
-            _after_commit(p, "close the staged file", lambda: os.close(fd))
+                after_commit("close the published file", lambda: os.close(published))
+            after_commit("close the staged file", lambda: os.close(fd))
         return self._version_of(st, parts)
 
     def _version_of(self, st: os.stat_result | None, parts: Parts) -> Version:
@@ -444,11 +475,19 @@ class LocalFs:
 class _Place:
     """A locked directory on the way to a target, and what the walk created to reach it."""
 
-    def __init__(self, fd: int, path: str, created: list[_Made], stat_fn: StatFn) -> None:
+    def __init__(
+        self,
+        fd: int,
+        path: str,
+        created: list[_Made],
+        stat_fn: StatFn,
+        log: ProviderLog = _UNREDACTED,
+    ) -> None:
         self.fd = fd
         self.path = path
         self.created = created
         self._stat = stat_fn
+        self.log = log
 
     def __enter__(self) -> _Place:
         return self
@@ -459,9 +498,15 @@ class _Place:
         except OSError as error:
             # The descriptor and its lock are released all the same. After success the content
             # is published (past the commit point); after a failure, that failure is the news.
-            log.warning('could not close the directory "%s": %s', self.path, error)
-        # If the mutation failed, the parents it made go again.
-        _let_go(self.created, remove=kind is not None)
+            self.log.warning('could not close the directory "%s": %s', self.path, error)
+        if kind is not None:  # the mutation failed: the parents it made go again
+            _remove_made(self.created)
+            return
+        for made in self.created:
+            try:
+                os.close(made.parent)
+            except OSError as error:  # past the commit point, like the directory's own
+                self.log.warning('could not close the directory "%s": %s', made.where, error)
 
     def lstat(self, name: str) -> os.stat_result | None:
         """The entry ``name`` itself (a symlink is not followed), or None if there is none."""
@@ -527,7 +572,7 @@ class _Made:
     """
 
     def __init__(self, parent: int, where: str, name: str) -> None:
-        self.parent = parent  # a descriptor of its own, closed by ``_let_go``
+        self.parent = parent  # a descriptor of its own, closed when the mutation ends
         self.where = where  # the parent's path, for the log only
         self.name = name
         # None only between mkdir and the stat after it: whatever directory is there is ours.
@@ -556,17 +601,13 @@ def _make(fd: int, current: str, part: str, created: list[_Made]) -> None:
     made.identity = (st.st_dev, st.st_ino)
 
 
-def _let_go(created: list[_Made], *, remove: bool) -> None:
-    """Close the parents ``created`` holds; first remove (innermost first) what was made."""
+def _remove_made(created: list[_Made]) -> None:
+    """After a failure: remove (innermost first) what the walk made, and close its parents."""
     for made in reversed(created):
-        if remove:
-            with suppress(OSError):  # one moved away, refilled or gone stays as it is
-                made.remove_if_still_there()
-        try:
+        with suppress(OSError):  # one moved away, refilled or gone stays as it is
+            made.remove_if_still_there()
+        with suppress(OSError):  # the failure being raised is the one to report
             os.close(made.parent)
-        except OSError as error:
-            if not remove:  # past the commit point; after a failure, that failure is the news
-                log.warning('could not close the directory "%s": %s', made.where, error)
 
 
 def _walk(directory: str, op: str, p: str, *, create: bool) -> tuple[int | None, list[_Made]]:
@@ -595,7 +636,7 @@ def _walk(directory: str, op: str, p: str, *, create: bool) -> tuple[int | None,
     except BaseException:
         with suppress(OSError):  # the failure being raised is the one to report
             os.close(fd)
-        _let_go(created, remove=True)
+        _remove_made(created)
         raise
     return fd, created
 
@@ -682,9 +723,9 @@ def _remove_if_abandoned(place: _Place, name: str) -> None:
         held, now = os.fstat(fd), os.stat(name, dir_fd=place.fd, follow_symlinks=False)
         if (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino):
             os.unlink(name, dir_fd=place.fd)
-            log.info("removed %s, abandoned by a process that died while staging it", name)
+            place.log.info("removed %s, abandoned by a process that died while staging it", name)
     except OSError as exc:
-        log.warning("could not sweep %s: %s", name, exc)
+        place.log.warning("could not sweep %s: %s", name, exc)
     finally:
         with suppress(OSError):  # housekeeping: a sweep never fails the mutation it serves
             os.close(fd)
@@ -711,12 +752,12 @@ def _create_exclusively(place: _Place, name: str, parts: Parts, target: Target, 
     return fd
 
 
-def _after_commit(path: str, what: str, step: Callable[[], Any]) -> Any:
+def _after_commit(provider_log: ProviderLog, path: str, what: str, step: Callable[[], Any]) -> Any:
     """Run a step after the commit point: a failure is logged, never raised."""
     try:
         return step()
     except OSError as exc:
-        log.warning('after publishing "%s": could not %s: %s', path, what, exc)
+        provider_log.warning('after publishing "%s": could not %s: %s', path, what, exc)
         return None
 
 
