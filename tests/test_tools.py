@@ -426,6 +426,43 @@ def test_the_remedied_error_keeps_the_provider_error_as_its_cause(tmp_path: Path
     assert policy_info.value.cause.message == f'edit requires reading "{tmp_path}/a.txt" first'
 
 
+@pytest.mark.parametrize("how", ["link", "without hard links"])
+def test_a_missing_file_and_a_lost_create_race_chain_the_os_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    # SPEC {fs.os-error.cause}: every FsError made from an OS error chains it, also through
+    # the remedy. The text the model sees is unchanged.
+    ws = open_workspace(tmp_path)
+    missing = ws.call_tool("read", {"file_path": "missing.txt"})
+    assert text_of(missing) == f'Error: cannot read "{tmp_path}/missing.txt": not found'
+    err = ws.failure(missing.call_id)
+    assert isinstance(err, FsError)
+    assert isinstance(err.cause, FileNotFoundError)
+
+    if how == "without hard links":
+
+        def no_links(*args: object, **where: object) -> None:
+            raise OSError(errno.EPERM, os.strerror(errno.EPERM))
+
+        monkeypatch.setattr(os, "link", no_links)
+
+    def compete() -> None:
+        (tmp_path / "new.txt").write_text("competitor")
+
+    ws.arm_pause("staged", compete)
+    lost = ws.call_tool("write", {"file_path": "new.txt", "content": "mine"})
+    assert (text_of(lost), error_of(lost)) == (
+        f'Error: cannot overwrite existing "{tmp_path}/new.txt" without reading it first'
+        " — read the file, then retry",
+        UNOBSERVED,
+    )
+    remedied = ws.failure(lost.call_id)
+    assert isinstance(remedied, FsError)
+    assert isinstance(remedied.cause, FsError)
+    assert isinstance(remedied.cause.cause, FileExistsError)
+    assert (tmp_path / "new.txt").read_text() == "competitor"
+
+
 def test_read_applies_no_remedy(ws: Workspace, tmp_path: Path) -> None:
     assert read(ws, "missing.txt") == (
         f'Error: cannot read "{tmp_path}/missing.txt": not found',

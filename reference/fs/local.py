@@ -231,8 +231,8 @@ class LocalFs:
         with _os_errors("read", p):
             try:
                 st = self._stat(target.key)
-            except (FileNotFoundError, NotADirectoryError):
-                raise fs_error("read_missing", p=p) from None
+            except (FileNotFoundError, NotADirectoryError) as exc:
+                raise fs_error("read_missing", p=p) from exc
             if not stat.S_ISREG(st.st_mode):
                 raise fs_error("not_regular", op="read", p=p)
             if self.max_read_bytes is not None and st.st_size > self.max_read_bytes:
@@ -455,8 +455,8 @@ class LocalFs:
         """Publish without ever clobbering; return the descriptor of the file published."""
         try:
             os.link(temp, name, src_dir_fd=place.fd, dst_dir_fd=place.fd, follow_symlinks=False)
-        except FileExistsError:
-            self._lost_create_race(place, name, target)
+        except FileExistsError as exc:
+            self._lost_create_race(place, name, target, exc)
         except OSError as exc:
             if exc.errno not in _NO_LINKS:
                 raise
@@ -464,12 +464,14 @@ class LocalFs:
             return _create_exclusively(place, name, parts, target, self)
         return fd
 
-    def _lost_create_race(self, place: _Place, name: str, target: Target) -> NoReturn:
-        # Someone created the file between our check and publication.
+    def _lost_create_race(
+        self, place: _Place, name: str, target: Target, exc: FileExistsError
+    ) -> NoReturn:
+        # Someone created the file between our check and publication: ``exc`` says so.
         st = place.lstat(name)
         if st is not None and stat.S_ISREG(st.st_mode):
-            raise fs_error("exists_unread", p=target.display_path)
-        raise fs_error("not_regular", op="write", p=target.display_path)
+            raise fs_error("exists_unread", p=target.display_path) from exc
+        raise fs_error("not_regular", op="write", p=target.display_path) from exc
 
 
 class _Place:
@@ -743,7 +745,7 @@ def _create_exclusively(place: _Place, name: str, parts: Parts, target: Target, 
             os.close(fd)
             _unlink_quietly(name, place.fd)
         elif isinstance(exc, FileExistsError):
-            fs._lost_create_race(place, name, target)
+            fs._lost_create_race(place, name, target, exc)
         elif not isinstance(exc, OSError):
             # Interrupted right after the create returned: the empty file there is ours. (This
             # name is not random: a file with bytes in it can only be someone else's.)
