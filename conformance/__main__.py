@@ -357,14 +357,13 @@ def _matrix(args: list[str]) -> int:
     given: set[str] = set()
     rest = iter(args)
     for arg in rest:
-        name, equals, value = arg.partition("=")
+        name, equals, joined = arg.partition("=")
         if name not in ("-o", "--format"):
             reports.append(arg)
             continue
-        if not equals:
-            value = next(rest, None)
-            if value is None:
-                raise ValueError(f"{name} needs a value; {usage}")
+        value = joined if equals else next(rest, None)
+        if value is None:
+            raise ValueError(f"{name} needs a value; {usage}")
         if name in given:  # the last would win silently: a page written where nobody looks
             raise ValueError(f"{name} is given twice; {usage}")
         given.add(name)

@@ -833,9 +833,9 @@ def _mark_cases(config: pytest.Config, items: list[pytest.Item]) -> None:
     expected = given | set_in_settings
     # The helper collects only its modules: the whole suite's checks are the main process's.
     whole = state.helper is None
-    for where, named in (("--conformance-expect-fail", given), ("expect-fail in the settings",
-                                                                 set_in_settings)):  # fmt: skip
-        unknown = sorted(named - set(state.case_items)) if whole else []
+    for where, ids in (("--conformance-expect-fail", given), ("expect-fail in the settings",
+                                                               set_in_settings)):  # fmt: skip
+        unknown = sorted(ids - set(state.case_items)) if whole else []
         if unknown:
             raise pytest.UsageError(
                 f"unknown case ID(s) declared as expected to fail ({where}): {', '.join(unknown)}"

@@ -500,7 +500,6 @@ def test_a_write_that_fails_leaves_the_page_that_was_there(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The page was written in place: a full disk left half a page where the whole one was."""
-    from conformance import report
     from conformance.__main__ import main
 
     source = tmp_path / "a.json"
@@ -512,13 +511,13 @@ def test_a_write_that_fails_leaves_the_page_that_was_there(
     def full(*args: object, **kwargs: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(report.os, "replace", full)
+    monkeypatch.setattr(os, "replace", full)
     assert main(["matrix", str(source), "-o", str(output)]) == 4
     assert (
         capsys.readouterr().err
         == f"ERROR: -o {output}: cannot be written: No space left on device\n"
     )
-    monkeypatch.setattr(report.os, "replace", real_replace)
+    monkeypatch.setattr(os, "replace", real_replace)
     assert output.read_text(encoding="utf-8") == "the page of yesterday"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "m.html"]
 
