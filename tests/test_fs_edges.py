@@ -45,7 +45,7 @@ FROZEN_NS: Final = 1_700_000_000_000_000_000
 IN_WINDOW: Final = FROZEN_NS + 1_000_000  # a clock reading that makes a frozen ctime racy
 LONG_AGO: Final = FROZEN_NS + 60_000_000_000  # one that makes it old
 EIO: Final = "[Errno 5] Input/output error"
-ABANDONED: Final = ".x.txt.0123456789ab.reference-tmp"
+ABANDONED: Final = local_module._temp_name("x.txt")  # as a stager that died named it
 REMOVED: Final = f"removed {ABANDONED}, abandoned by a process that died while staging it"
 STALE: Final = 'cannot {op} "{p}": file changed since it was read'
 REDIRECTED: Final = 'cannot {op} "{p}": the path changed while it was being written'
@@ -1139,6 +1139,24 @@ def test_each_directory_is_swept_once_on_its_first_mutation(
     _abandon(one)  # after this process swept the directory: the next sweep is another's
     local.write(local.resolve("one/a.txt", str(tmp_path)), "3\n", None)
     assert sorted(os.listdir(one)) == [ABANDONED, "a.txt"]
+
+
+def test_a_file_of_the_temp_files_shape_that_they_did_not_make_is_never_swept(
+    tmp_path: Path,
+) -> None:
+    """The sweep went by the shape of the name: a file a model wrote as
+    ``.plan.0123456789ab.reference-tmp`` went at the next process's first mutation there."""
+    look_alike = ".plan.0123456789ab.reference-tmp"
+    assert TEMP_NAME.fullmatch(look_alike)
+    _abandon(tmp_path)
+    local = LocalFs()
+    local.write(local.resolve(look_alike, str(tmp_path)), "the model's plan\n", None)
+    local_module._SWEPT.clear()  # the next mutation is another process's first here
+    local.write(local.resolve("other.txt", str(tmp_path)), "x\n", None)
+    assert sorted(os.listdir(tmp_path)) == sorted([look_alike, "other.txt"])
+    assert (tmp_path / look_alike).read_text() == "the model's plan\n"
+    assert local_module.is_own_temp(ABANDONED)
+    assert not local_module.is_own_temp(look_alike)
 
 
 def test_a_temp_that_cannot_be_swept_is_logged_and_the_mutation_goes_on(

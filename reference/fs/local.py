@@ -22,7 +22,9 @@ A mutation (``write``, ``edit``) goes like this:
    version) is logged (``logging.getLogger("reference.fs")``), never returned.
 
 Temp files left by a process that died are swept the first time this process mutates their
-directory. Every ``OSError`` becomes an ``FsError`` here, once, with the ``OSError`` chained.
+directory: only names ``_temp_name`` made (their last hex digits check the rest), so a file of
+the same shape that a model or another program made stays. Every ``OSError`` becomes an
+``FsError`` here, once, with the ``OSError`` chained.
 
 Racy observations (SPEC §3.2) keep the bytes a write or edit just published instead of hashing
 them; the next check compares the file with them directly when its stat still matches. Only
@@ -76,6 +78,9 @@ RETAIN_MAX_BYTES: Final = 64 * 1024 * 1024
 TEMP_SUFFIX: Final = ".reference-tmp"
 TEMP_KEEP_BYTES: Final = 100  # of the target's name; with the rest, a temp name stays < 255 bytes
 TEMP_NAME: Final = re.compile(r"\..*\.[0-9a-f]{12}" + re.escape(TEMP_SUFFIX))
+"""The shape of a temp file's name; ``is_own_temp`` tells one ``_temp_name`` made from a
+look-alike."""
+_CHECK_HEX: Final = 6
 PAUSE_POINTS: Final = ("checked", "staged", "waiting")
 REALPATH_TRIES: Final = 8
 _NO_LINKS: Final = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS})
@@ -705,7 +710,7 @@ def _sweep_once(place: _Place, identity: tuple[int, int]) -> None:
             return
         _SWEPT.add(identity)
     try:
-        names = [n for n in os.listdir(place.fd) if TEMP_NAME.fullmatch(n)]
+        names = [n for n in os.listdir(place.fd) if is_own_temp(n)]
     except OSError:
         return
     for name in names:
@@ -782,16 +787,37 @@ def _realpath(path: str) -> str:
 
 
 def _temp_name(name: str) -> str:
-    """``.<name>.<12 hex>.reference-tmp``, the name cut to ``TEMP_KEEP_BYTES`` bytes.
+    """``.<name>.<6 random hex><6 check hex>.reference-tmp``, the name cut to
+    ``TEMP_KEEP_BYTES`` bytes.
 
     Cut in bytes, not characters (NAME_MAX counts bytes), and never inside a UTF-8 sequence,
-    so the temp name of every valid name is a valid name too.
+    so the temp name of every valid name is a valid name too. The check digits are what
+    ``is_own_temp`` looks for.
     """
     encoded = os.fsencode(name)
     end = min(len(encoded), TEMP_KEEP_BYTES)
     while end < len(encoded) and encoded[end] & 0xC0 == 0x80:  # a continuation byte
         end -= 1
-    return f".{os.fsdecode(encoded[:end])}.{secrets.token_hex(6)}{TEMP_SUFFIX}"
+    stem = f".{os.fsdecode(encoded[:end])}.{secrets.token_hex((12 - _CHECK_HEX) // 2)}"
+    return f"{stem}{_check(stem)}{TEMP_SUFFIX}"
+
+
+def _check(stem: str) -> str:
+    return hashlib.sha256(os.fsencode(stem)).hexdigest()[:_CHECK_HEX]
+
+
+def is_own_temp(name: str) -> bool:
+    """Whether ``name`` is one ``_temp_name`` made, not merely one of its shape.
+
+    A file a model wrote, or another program made, under a name of that shape is not the
+    sweep's to remove (SPEC {fs.publish.temp-names}): by chance its check digits match one
+    time in sixteen million. A name forged on purpose passes, and is removed only when no
+    one holds its lock, as any abandoned temp file.
+    """
+    if not TEMP_NAME.fullmatch(name):
+        return False
+    digits = len(name) - len(TEMP_SUFFIX)
+    return _check(name[: digits - _CHECK_HEX]) == name[digits - _CHECK_HEX : digits]
 
 
 def _stamp(st: os.stat_result) -> str:
