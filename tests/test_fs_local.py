@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 from pyfakefs.fake_filesystem import FakeFilesystem
@@ -553,6 +553,58 @@ def test_update_keeps_the_permission_bits(local: LocalFs, tmp_path: Path) -> Non
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o751
     local.edit(target, EditRequest("2", "3"), None)
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o751
+
+
+NOBODY: Final = 65534
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file another owner")
+def test_an_update_by_root_keeps_the_owner_so_a_set_id_program_stays_its_owners(
+    local: LocalFs, tmp_path: Path
+) -> None:
+    """As root, an update made another user's set-user-ID program root's, set-user-ID still."""
+    path = tmp_path / "tool.sh"
+    path.write_text("echo 1\n")
+    os.chown(path, NOBODY, NOBODY)
+    path.chmod(0o4755)
+    target = local.resolve("tool.sh", str(tmp_path))
+    local.write(target, "echo 2\n", None)
+    after = os.stat(path)
+    assert (after.st_uid, after.st_gid, stat.S_IMODE(after.st_mode)) == (NOBODY, NOBODY, 0o4755)
+    local.edit(target, EditRequest("2", "3"), None)
+    after = os.stat(path)
+    assert (after.st_uid, after.st_gid, stat.S_IMODE(after.st_mode)) == (NOBODY, NOBODY, 0o4755)
+    assert path.read_text() == "echo 3\n"
+
+
+def test_an_update_that_may_not_keep_the_owner_is_published_as_its_own(
+    local: LocalFs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not root: the owner cannot be given away, and the update goes on as this user's file."""
+    path = tmp_path / "notes.txt"
+    path.write_text("old\n")
+    held = os.stat(path)
+    asked: list[tuple[int, int]] = []
+    real_fstat = os.fstat
+
+    def fstat(fd: int) -> os.stat_result:  # the staged file looks another user's
+        st = real_fstat(fd)
+        if (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino):
+            return st
+        fields = list(st)
+        fields[stat.ST_UID] = held.st_uid + 1
+        return os.stat_result(fields)
+
+    def fchown(fd: int, uid: int, gid: int) -> None:
+        asked.append((uid, gid))
+        raise PermissionError(errno.EPERM, os.strerror(errno.EPERM))
+
+    monkeypatch.setattr(os, "fstat", fstat)
+    monkeypatch.setattr(os, "fchown", fchown)
+    local.write(local.resolve("notes.txt", str(tmp_path)), "new\n", None)
+    assert asked == [(held.st_uid, held.st_gid)]
+    assert path.read_text() == "new\n"
+    assert leftovers(tmp_path) == []
 
 
 def test_create_applies_the_umask(local: LocalFs, tmp_path: Path) -> None:

@@ -14,8 +14,8 @@ A mutation (``write``, ``edit``) goes like this:
 3. **Check**, in the spec's order: target missing → not a regular file → not writable →
    version → content (UTF-8, matching). A failed check touches nothing.
 4. **Stage** the new bytes in an exclusive temp file named ``.<name>.<hex>.reference-tmp``,
-   locked while staged (so a later sweep can tell a dead stager's file from a live one), written
-   and fsynced.
+   locked while staged (so a later sweep can tell a dead stager's file from a live one), written,
+   given the replaced file's owner (where this process may) and permission bits, and fsynced.
 5. **Commit** with ``rename`` (update) or ``link`` (create-if-absent: a competitor that appeared
    meanwhile is never clobbered). This is the commit point: from here on the call succeeds,
    and what fails afterwards (removing the temp name, syncing the directory, reading the new
@@ -296,11 +296,10 @@ class LocalFs:
                             raise fs_error("changed", op="write", p=p)
                     data = _encode(content, "write", p)
                     self._pause("checked")
-                    mode = None if st is None else stat.S_IMODE(st.st_mode)
                     exclusive = isinstance(intent, CreateIfAbsent)
                     parts = (data,)
                     version = self._publish(
-                        place, name, target, parts, mode=mode, exclusive=exclusive
+                        place, name, target, parts, like=st, exclusive=exclusive
                     )
                     return WriteOutcome(version, created=st is None)
         finally:
@@ -337,8 +336,7 @@ class LocalFs:
                     old, new = _encode(request.old, "edit", p), _encode(request.new, "edit", p)
                     parts, count = _replaced(data, old, new, request.replace_all, p)
                     self._pause("checked")
-                    mode = stat.S_IMODE(st.st_mode)
-                    version = self._publish(place, name, target, parts, mode=mode, exclusive=False)
+                    version = self._publish(place, name, target, parts, like=st, exclusive=False)
                     return EditOutcome(version, replacements=count)
         finally:
             self._armed.clear()
@@ -402,7 +400,7 @@ class LocalFs:
         target: Target,
         parts: Parts,
         *,
-        mode: int | None,
+        like: os.stat_result | None,
         exclusive: bool,
     ) -> Version:
         """Stage ``parts``, commit them, and return the version now published."""
@@ -412,8 +410,9 @@ class LocalFs:
             fd = published = os.open(temp, _CREATE, 0o666, dir_fd=place.fd)
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # "alive" for as long as it is staged
             _write_all(fd, parts)
-            if mode is not None:
-                os.fchmod(fd, mode)
+            if like is not None:  # an update: the file it replaces
+                _keep_owner(fd, like)
+                os.fchmod(fd, stat.S_IMODE(like.st_mode))
             os.fsync(fd)
             self._pause("staged")
             if exclusive:
@@ -784,6 +783,20 @@ def _realpath(path: str) -> str:
         with suppress(OSError):
             return os.path.realpath(path)
     return os.path.realpath(path)
+
+
+def _keep_owner(fd: int, like: os.stat_result) -> None:
+    """Give the staged file the owner and group of the file it replaces, where this process may.
+
+    Root may: without it, an update by root made another user's file root's, and with its
+    permission bits kept (SPEC {fs.publish.mode}) a set-user-ID program became root's. Set
+    before the mode, since changing the owner clears the set-ID bits. Where the process may
+    not, the file is its own, as a new file would be: its set-ID bits then name no one else.
+    """
+    held = os.fstat(fd)
+    if (held.st_uid, held.st_gid) != (like.st_uid, like.st_gid):
+        with suppress(PermissionError):
+            os.fchown(fd, like.st_uid, like.st_gid)
 
 
 def _temp_name(name: str) -> str:
