@@ -1,10 +1,9 @@
 """The tool registry: validates arguments, runs a tool, and turns every failure into a result.
 
 Whatever a tool raises reaches the model as one text block, ``Error: <message>`` (the class
-name when the message is empty). The result's
-structured ``error`` ({name, code}) is filled only for a ``HarnessError``: a plain exception has
-no code to route on. ``BaseException``s that are not ``Exception``s (interrupts, exits,
-cancellation) are never swallowed into results.
+name when the message is empty). The result's structured ``error`` ({name, code}) is filled
+only for a ``HarnessError``: a plain exception has no code to route on. ``BaseException``s
+that are not ``Exception``s (interrupts, exits, cancellation) are never swallowed into results.
 """
 
 from __future__ import annotations
