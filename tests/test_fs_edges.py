@@ -1141,6 +1141,14 @@ def test_each_directory_is_swept_once_on_its_first_mutation(
     assert sorted(os.listdir(one)) == [ABANDONED, "a.txt"]
 
 
+def test_a_temp_name_is_cut_before_a_character_it_would_split() -> None:
+    """Byte 100 of ``aéé…`` is the second byte of an ``é`` (0xA9): the cut steps back."""
+    temp = local_module._temp_name("a" + "é" * 60)
+    assert temp.startswith(".a" + "é" * 49 + ".")
+    assert len(temp.encode("utf-8")) <= 255  # no lone surrogate: it is text, and a valid name
+    assert local_module.is_own_temp(temp)
+
+
 def test_a_file_of_the_temp_files_shape_that_they_did_not_make_is_never_swept(
     tmp_path: Path,
 ) -> None:

@@ -337,6 +337,74 @@ def test_a_failed_write_removes_the_parents_it_made_where_they_now_are(
     assert tree(root) == {"a": f"-> {outside}", "a_moved": "dir"}
 
 
+def _no_space(*args: object, **where: object) -> None:
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def test_a_failed_write_leaves_a_directory_now_at_a_made_ones_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the very directory the walk made goes again: one another program made at its name
+    since (empty, as the walk's was) is that program's."""
+    ws = open_workspace(tmp_path)
+
+    def replace_a() -> None:
+        os.rename(tmp_path / "a", tmp_path / "a_moved")
+        (tmp_path / "a").mkdir()
+
+    monkeypatch.setattr(os, "link", _no_space)
+    ws.arm_pause("staged", replace_a)
+    result = ws.call_tool("write", {"file_path": "a/b/f.txt", "content": "mine"})
+    assert error_of(result) == ("FsError", "FS_IO_ERROR")
+    # ``b`` went from the directory it was made in (now ``a_moved``); the new ``a`` stays.
+    assert tree(tmp_path) == {"a": "dir", "a_moved": "dir"}
+
+
+def test_a_made_directory_that_is_no_longer_empty_stays_and_the_failure_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = open_workspace(tmp_path)
+    monkeypatch.setattr(os, "link", _no_space)
+    ws.arm_pause("staged", lambda: (tmp_path / "a" / "other.txt").write_text("theirs"))
+    result = ws.call_tool("write", {"file_path": "a/b/f.txt", "content": "mine"})
+    assert (text_of(result), error_of(result)) == (
+        f'Error: cannot write "{tmp_path}/a/b/f.txt": no space left on device',
+        ("FsError", "FS_IO_ERROR"),
+    )
+    assert tree(tmp_path) == {"a": "dir", "a/other.txt": b"theirs"}
+
+
+def test_a_failing_close_of_a_made_directorys_parent_is_logged_where_it_was_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Past the commit point, like the directory's own close: logged with the line that logs."""
+    ws = open_workspace(tmp_path)
+    caplog.set_level(logging.DEBUG, logger=FS_LOGGER)
+    held: list[int] = []
+    real_dup, real_close = os.dup, os.close
+
+    def dup(fd: int) -> int:
+        held.append(real_dup(fd))
+        return held[-1]
+
+    def close(fd: int) -> None:
+        real_close(fd)
+        if fd in held:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(os, "dup", dup)
+    monkeypatch.setattr(os, "close", close)
+    result = ws.call_tool("write", {"file_path": "a/b/f.txt", "content": "mine"})
+    monkeypatch.setattr(os, "close", real_close)
+    assert not result.is_error, text_of(result)
+    assert (tmp_path / "a" / "b" / "f.txt").read_text() == "mine"
+    logged = [(r.funcName, r.getMessage()) for r in caplog.records if r.name == FS_LOGGER]
+    assert logged == [
+        ("__exit__", f'could not close the directory "{where}": [Errno 5] Input/output error')
+        for where in (tmp_path, tmp_path / "a")
+    ]
+
+
 def test_a_component_swapped_back_before_it_is_classified_is_still_a_redirect(
     swap: Swap, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -823,6 +891,41 @@ def test_an_interruption_right_after_an_exclusive_create_removes_the_file(
     for fd in lost:
         os.close(fd)
     assert _open_fds() == before
+
+
+@pytest.mark.parametrize("there", ["nothing", "a file with bytes", "a link to an empty file"])
+def test_an_interruption_before_the_create_without_hard_links_leaves_what_is_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, there: str
+) -> None:
+    """Interrupted with no descriptor yet, the fallback removes an empty regular file at the
+    target's name (its own create may have returned); anything else there is another's."""
+    (tmp_path / "empty").write_bytes(b"")
+    ws = open_workspace(tmp_path)
+    real_open = os.open
+
+    def no_links(*args: object, **where: object) -> None:
+        raise OSError(errno.EPERM, os.strerror(errno.EPERM))
+
+    def compete_then_interrupt(name: Any, *args: Any, **kwargs: Any) -> int:
+        if name != "new.txt":
+            return real_open(name, *args, **kwargs)
+        if there == "a file with bytes":
+            (tmp_path / "new.txt").write_text("theirs")
+        elif there == "a link to an empty file":
+            (tmp_path / "new.txt").symlink_to("empty")
+        raise KeyboardInterrupt("before the create")
+
+    monkeypatch.setattr(os, "link", no_links)
+    monkeypatch.setattr(os, "open", compete_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        ws.call_tool("write", {"file_path": "new.txt", "content": "NEW"})
+    monkeypatch.setattr(os, "open", real_open)
+    expected: dict[str, object] = {"empty": b""}
+    if there == "a file with bytes":
+        expected["new.txt"] = b"theirs"
+    elif there == "a link to an empty file":
+        expected["new.txt"] = "-> empty"
+    assert tree(tmp_path) == expected
 
 
 @pytest.mark.parametrize("path", ["new.txt", "a.txt"])

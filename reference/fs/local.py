@@ -405,9 +405,9 @@ class LocalFs:
     ) -> Version:
         """Stage ``parts``, commit them, and return the version now published."""
         temp = _temp_name(name)
-        fd = published = -1  # until the exclusive create of ``temp`` has returned
+        opened: int | None = None  # until the exclusive create of ``temp`` has returned
         try:
-            fd = published = os.open(temp, _CREATE, 0o666, dir_fd=place.fd)
+            fd = published = opened = os.open(temp, _CREATE, 0o666, dir_fd=place.fd)
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # "alive" for as long as it is staged
             _write_all(fd, parts)
             if like is not None:  # an update: the file it replaces
@@ -421,13 +421,13 @@ class LocalFs:
                 os.replace(temp, name, src_dir_fd=place.fd, dst_dir_fd=place.fd)
         except BaseException as exc:
             # A create that failed made nothing. One interrupted right after it returned (so
-            # ``fd`` was never set) did make ``temp``: a random name, no one else's to lose.
+            # ``opened`` was never set) did make ``temp``: a random name, no one else's to lose.
             try:
-                if fd >= 0 or not isinstance(exc, OSError):
+                if opened is not None or not isinstance(exc, OSError):
                     _unlink_quietly(temp, place.fd)
             finally:
-                if fd >= 0:
-                    os.close(fd)
+                if opened is not None:
+                    os.close(opened)
             raise
         # The commit point: what fails from here on is logged, and the call still succeeds.
         after_commit = functools.partial(_after_commit, self._log, target.display_path)
@@ -739,14 +739,14 @@ def _remove_if_abandoned(place: _Place, name: str) -> None:
 
 def _create_exclusively(place: _Place, name: str, parts: Parts, target: Target, fs: LocalFs) -> int:
     """Fallback where hard links are unsupported: never clobbers, but is not atomic."""
-    fd = -1  # until the exclusive create has returned
+    opened: int | None = None  # until the exclusive create has returned
     try:
-        fd = os.open(name, _CREATE, 0o666, dir_fd=place.fd)
+        fd = opened = os.open(name, _CREATE, 0o666, dir_fd=place.fd)
         _write_all(fd, parts)
         os.fsync(fd)
     except BaseException as exc:
-        if fd >= 0:
-            os.close(fd)
+        if opened is not None:
+            os.close(opened)
             _unlink_quietly(name, place.fd)
         elif isinstance(exc, FileExistsError):
             fs._lost_create_race(place, name, target, exc)
