@@ -365,7 +365,11 @@ def test_a_made_directory_that_is_no_longer_empty_stays_and_the_failure_is_repor
 ) -> None:
     ws = open_workspace(tmp_path)
     monkeypatch.setattr(os, "link", _no_space)
-    ws.arm_pause("staged", lambda: (tmp_path / "a" / "other.txt").write_text("theirs"))
+
+    def fill_a() -> None:
+        (tmp_path / "a" / "other.txt").write_text("theirs")
+
+    ws.arm_pause("staged", fill_a)
     result = ws.call_tool("write", {"file_path": "a/b/f.txt", "content": "mine"})
     assert (text_of(result), error_of(result)) == (
         f'Error: cannot write "{tmp_path}/a/b/f.txt": no space left on device',
