@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 from collections import Counter
@@ -376,6 +377,59 @@ def test_a_made_directory_that_is_no_longer_empty_stays_and_the_failure_is_repor
         ("FsError", "FS_IO_ERROR"),
     )
     assert tree(tmp_path) == {"a": "dir", "a/other.txt": b"theirs"}
+
+
+def test_a_deep_new_path_holds_few_descriptors_and_a_failure_removes_all_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each made directory held a descriptor of its parent until the write ended, so a write
+    making about a thousand levels failed with "too many open files" under a 1024 limit."""
+    monkeypatch.setattr(local_module, "HELD_MADE", 2)
+    ws = open_workspace(tmp_path)
+    dups = 0
+    real_dup = os.dup
+
+    def dup(fd: int) -> int:
+        nonlocal dups
+        dups += 1
+        return real_dup(fd)
+
+    monkeypatch.setattr(os, "dup", dup)
+    before = _open_fds()
+    done = ws.call_tool("write", {"file_path": "a/b/c/d/e/new.txt", "content": "deep"})
+    assert not done.is_error, text_of(done)
+    assert (dups, (tmp_path / "a/b/c/d/e/new.txt").read_text()) == (2, "deep")
+    monkeypatch.setattr(os, "link", _no_space)
+    failed = ws.call_tool("write", {"file_path": "v/w/x/y/z/new.txt", "content": "deep"})
+    assert error_of(failed) == ("FsError", "FS_IO_ERROR")
+    assert not (tmp_path / "v").exists()  # the held two, and the three found again by name
+    assert _open_fds() == before
+
+
+def test_an_update_keeps_going_when_the_filesystem_refuses_any_owner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a user namespace an unmapped owner is EINVAL, not EPERM: the update failed."""
+    (tmp_path / "f.txt").write_text("old\n")
+    ws = open_workspace(tmp_path, policy=False)
+    real_fstat = os.fstat
+    asked: list[int] = []
+
+    def fstat(fd: int) -> os.stat_result:  # the staged file looks another user's than the old
+        fields = list(real_fstat(fd))
+        fields[stat.ST_UID] += 1
+        return os.stat_result(fields)
+
+    def unmapped(fd: int, uid: int, gid: int) -> None:
+        asked.append(uid)
+        raise OSError(errno.EINVAL, os.strerror(errno.EINVAL))
+
+    monkeypatch.setattr(os, "fstat", fstat)
+    monkeypatch.setattr(os, "fchown", unmapped)
+    done = ws.call_tool("write", {"file_path": "f.txt", "content": "new\n"})
+    assert not done.is_error, text_of(done)
+    assert asked == [os.getuid()]
+    assert (tmp_path / "f.txt").read_text() == "new\n"
 
 
 def test_a_failing_close_of_a_made_directorys_parent_is_logged_where_it_was_made(

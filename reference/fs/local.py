@@ -509,6 +509,8 @@ class _Place:
             _remove_made(self.created)
             return
         for made in self.created:
+            if made.parent is None:
+                continue
             try:
                 os.close(made.parent)
             except OSError as error:  # past the commit point, like the directory's own
@@ -569,39 +571,57 @@ class _Place:
             os.close(fd)
 
 
+HELD_MADE: Final = 32
+"""How many of the directories one walk makes keep a descriptor of their parent (``_Made``):
+deeper ones are found again by name, so a deep new path holds no more descriptors than this."""
+
+
 class _Made:
     """A directory the walk created: its name in a parent held open, and its (device, inode).
 
     A failed mutation removes it by that name under that descriptor, never by path: a path
     follows symlinks and is bounded by PATH_MAX, a descriptor is neither (SPEC
-    {fs.publish.no-redirect}).
+    {fs.publish.no-redirect}). So each is removed where it is now, even moved. Beyond the first
+    ``HELD_MADE`` of a walk, ``parent`` is None: such a directory is found again by name under
+    the one made before it, and stays where a move or a swap broke that chain.
     """
 
-    def __init__(self, parent: int, where: str, name: str) -> None:
+    def __init__(self, parent: int | None, where: str, name: str) -> None:
         self.parent = parent  # a descriptor of its own, closed when the mutation ends
         self.where = where  # the parent's path, for the log only
         self.name = name
         # None only between mkdir and the stat after it: whatever directory is there is ours.
         self.identity: tuple[int, int] | None = None
 
-    def remove_if_still_there(self) -> None:
-        """Remove it if the entry is still the very directory made, and empty."""
-        st = os.stat(self.name, dir_fd=self.parent, follow_symlinks=False)
+    def remove_if_still_there(self, parent: int) -> None:
+        """Remove it from ``parent`` if the entry is still the very directory made, and empty."""
+        st = os.stat(self.name, dir_fd=parent, follow_symlinks=False)
         if stat.S_ISDIR(st.st_mode) and self.identity in (None, (st.st_dev, st.st_ino)):
             # rmdir never follows a symlink in the name's place; the parent is pinned.
-            os.rmdir(self.name, dir_fd=self.parent)
+            os.rmdir(self.name, dir_fd=parent)
+
+    def open_if_still_there(self, parent: int) -> int:
+        """Open it under ``parent`` without following a symlink; OSError unless it is the very
+        directory made."""
+        fd = os.open(self.name, _DIRECTORY, dir_fd=parent)
+        st = os.fstat(fd)
+        if self.identity in (None, (st.st_dev, st.st_ino)):
+            return fd
+        os.close(fd)
+        raise FileNotFoundError(errno.ENOENT, "not the directory made", self.name)
 
 
 def _make(fd: int, current: str, part: str, created: list[_Made]) -> None:
     """Create the directory ``part`` under ``fd`` (``current``); record it if we made it."""
-    made = _Made(os.dup(fd), current, part)
+    made = _Made(os.dup(fd) if len(created) < HELD_MADE else None, current, part)
     # Recorded before mkdir, so an interruption right after mkdir returns still removes it.
     created.append(made)
     try:
         os.mkdir(part, 0o777, dir_fd=fd)
     except FileExistsError:
         created.remove(made)  # someone else made it; it is not ours to remove
-        os.close(made.parent)
+        if made.parent is not None:
+            os.close(made.parent)
         return
     st = os.stat(part, dir_fd=fd, follow_symlinks=False)
     made.identity = (st.st_dev, st.st_ino)
@@ -609,11 +629,35 @@ def _make(fd: int, current: str, part: str, created: list[_Made]) -> None:
 
 def _remove_made(created: list[_Made]) -> None:
     """After a failure: remove (innermost first) what the walk made, and close its parents."""
-    for made in reversed(created):
+    held, deep = created[:HELD_MADE], created[HELD_MADE:]
+    if deep:
+        _remove_deep(held[-1], deep)
+    for made in reversed(held):
+        assert made.parent is not None
         with suppress(OSError):  # one moved away, refilled or gone stays as it is
-            made.remove_if_still_there()
+            made.remove_if_still_there(made.parent)
         with suppress(OSError):  # the failure being raised is the one to report
             os.close(made.parent)
+
+
+def _remove_deep(last_held: _Made, deep: list[_Made]) -> None:
+    """Remove the made directories past ``last_held``, innermost first, each opened by name
+    under the one made before it: as far as each is still the very directory made there."""
+    assert last_held.parent is not None
+    parents: list[int] = []  # parents[i] holds deep[i]
+    try:
+        with suppress(OSError):  # a link of the chain moved or swapped: the rest stays
+            for made in [last_held, *deep[:-1]]:
+                parents.append(
+                    made.open_if_still_there(parents[-1] if parents else last_held.parent)
+                )
+        for made, parent in reversed(list(zip(deep, parents, strict=False))):
+            with suppress(OSError):  # refilled or gone: it stays as it is
+                made.remove_if_still_there(parent)
+    finally:
+        for fd in parents:
+            with suppress(OSError):
+                os.close(fd)
 
 
 def _walk(directory: str, op: str, p: str, *, create: bool) -> tuple[int | None, list[_Made]]:
@@ -752,7 +796,9 @@ def _create_exclusively(place: _Place, name: str, parts: Parts, target: Target, 
             fs._lost_create_race(place, name, target, exc)
         elif not isinstance(exc, OSError):
             # Interrupted right after the create returned: the empty file there is ours. (This
-            # name is not random: a file with bytes in it can only be someone else's.)
+            # name is not random: a file with bytes in it can only be someone else's. So can an
+            # empty one, made in the instant before an interruption that came before the
+            # create: rarer than one after it, which would leave a file the write never made.)
             _unlink_if_empty(name, place.fd)
         raise
     return fd
@@ -795,7 +841,9 @@ def _keep_owner(fd: int, like: os.stat_result) -> None:
     """
     held = os.fstat(fd)
     if (held.st_uid, held.st_gid) != (like.st_uid, like.st_gid):
-        with suppress(PermissionError):
+        # Best effort: EPERM where the process may not, EINVAL for an owner a user namespace
+        # does not map, ENOSYS or EOPNOTSUPP where the filesystem has no owners to give.
+        with suppress(OSError):
             os.fchown(fd, like.st_uid, like.st_gid)
 
 
