@@ -15,12 +15,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
+import inspect
 import itertools
 import json
 import os
 import re
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -972,6 +974,37 @@ def _may_need_a_second_process(config: pytest.Config) -> bool:
     return all(_names_whole_suite(arg) or "test_publication" in arg for arg in config.args)
 
 
+def _the_suites_reference(state: _State) -> bool:
+    """Whether the run tests the reference shipped beside this suite, whose transcripts are the
+    normative snapshots. Decided by what the name loads, not by the name: a copy of the
+    reference's adapter answers "reference" to ``describe``, and a copy of its package in the
+    project, first on the child's path, is what ``--harness reference`` imports there."""
+    choice, client = state.choice, state.client
+    if choice is None or client is None or choice.kind != "python":
+        return False
+    if choice.value not in (DEFAULT_HARNESS, "reference.adapter:ReferenceHarness"):
+        return False
+    transport = client.transport
+    if isinstance(transport, Stdio):
+        loaded = _reference_in_child(transport)
+    else:
+        harness = getattr(transport, "harness", None)
+        loaded = None if harness is None else inspect.getfile(type(harness))
+    ours = Path(conformance.__file__).resolve().parent.parent / "reference"
+    return loaded is not None and Path(loaded).resolve().parent == ours
+
+
+def _reference_in_child(transport: Stdio) -> str | None:
+    """Where the harness's child finds ``reference``: asked of a Python started as it is."""
+    probe = "import importlib.util as u; s = u.find_spec('reference'); print(s and s.origin)"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=transport.cwd, env=transport.env,
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    found = done.stdout.strip()
+    return found if done.returncode == 0 and found not in ("", "None") else None
+
+
 def _snapshot_dir_problem(directory: str, *, updating: bool) -> str | None:
     """Why ``--conformance-snapshots`` cannot be used, or None. A path that is no directory
     failed every scenario case as the harness's defect ("no transcript … is pinned")."""
@@ -1003,11 +1036,8 @@ def _guard_snapshot_update(config: pytest.Config, state: _State) -> None:
         state.notes.append(SNAPSHOTS_NEED_LOOP)
     elif "wording" not in state.levels:
         state.notes.append(SNAPSHOTS_AT_BEHAVIOUR)
-    # Decided by the harness the run chose, not by the name it gives: a copy of the reference's
-    # adapter still answers "reference" to ``describe``, and its transcripts are not the spec's.
     choice = state.choice
-    builtin = choice is not None and (choice.kind, choice.value) == ("python", DEFAULT_HARNESS)
-    if not config.getoption("conformance_snapshots") and not builtin:
+    if not config.getoption("conformance_snapshots") and not _the_suites_reference(state):
         label = choice.label if choice is not None else "another harness"
         raise pytest.UsageError(
             "--snapshot-update would rewrite the suite's normative snapshots with the output "

@@ -660,6 +660,37 @@ def test_a_harness_answering_reference_does_not_rewrite_the_normative_snapshots(
     assert shipped.read_bytes() == before
 
 
+def test_a_copy_of_the_reference_package_does_not_rewrite_the_normative_snapshots(
+    tmp_path: Path,
+) -> None:
+    """``--harness reference`` imports the first ``reference`` on the path: run from a project
+    that holds a copy of the package (as the README invites), the copy's transcripts replaced
+    the suite's own. The suite's own reference, by either name, may still update them."""
+    suite, project = tmp_path / "suite", tmp_path / "project"
+    for part in ("conformance", "reference"):
+        shutil.copytree(REPO / part, suite / part, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "snapshots", suite / "snapshots")
+    shutil.copy(REPO / "SPEC.md", suite / "SPEC.md")
+    shutil.copytree(REPO / "reference", project / "reference",
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    shipped = suite / "snapshots" / SNAPSHOT_FILE
+    before = shipped.read_bytes()
+    env = {"PYTHONPATH": str(suite)}
+    copied = run_suite("-q", "-k", "SCN-001", "--snapshot-update", "--harness", "reference",
+                       cwd=project, env=env)  # fmt: skip
+    assert copied.returncode == 4, copied.stdout[-3000:]
+    assert 'with the output of harness "reference"; pass --conformance-snapshots DIR' in (
+        copied.stdout + copied.stderr
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for name in ("reference", "reference.adapter:ReferenceHarness"):
+        own = run_suite("-q", "-k", "SCN-001", "--snapshot-update", "--harness", name,
+                        cwd=elsewhere, env=env)  # fmt: skip
+        assert own.returncode == 0, name + own.stdout[-3000:] + own.stderr[-2000:]
+    assert shipped.read_bytes() == before
+
+
 def test_the_diff_shows_every_changed_model_visible_string(
     tmp_path: Path, snapshot_copy: Path
 ) -> None:
