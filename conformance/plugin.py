@@ -163,8 +163,7 @@ class _State:
                 raise pytest.UsageError(str(exc)) from None
         snapshots = config.getoption("conformance_snapshots")
         if snapshots is not None:
-            updating = bool(getattr(config.option, "update_snapshots", False))
-            problem = _snapshot_dir_problem(snapshots, updating=updating)
+            problem = _snapshot_dir_problem(snapshots)
             if problem is not None:
                 raise pytest.UsageError(f"--conformance-snapshots {snapshots}: {problem}")
         baseline = config.getoption("conformance_baseline") or config.getini("conformance_baseline")
@@ -1005,18 +1004,35 @@ def _reference_in_child(transport: Stdio) -> str | None:
     return found if done.returncode == 0 and found not in ("", "None") else None
 
 
-def _snapshot_dir_problem(directory: str, *, updating: bool) -> str | None:
-    """Why ``--conformance-snapshots`` cannot be used, or None. A path that is no directory
+def _snapshot_dir_problem(directory: str) -> str | None:
+    """Why ``--conformance-snapshots`` can never be used, or None. A path that is no directory
     failed every scenario case as the harness's defect ("no transcript … is pinned")."""
     if not directory:
         return "an empty path"
-    if os.path.isdir(directory):
-        return None
-    if os.path.lexists(directory):
+    if os.path.lexists(directory) and not os.path.isdir(directory):
         return "is not a directory"
-    if updating:
-        return None  # --snapshot-update makes it
-    return "no such directory (--snapshot-update makes it and pins this harness's transcripts)"
+    return None
+
+
+def _refuse_missing_snapshots(
+    config: pytest.Config, state: _State, items: list[pytest.Item]
+) -> None:
+    """A missing ``--conformance-snapshots`` directory is bad input where the run would compare
+    transcripts with it (a misspelt one failed every scenario case as the harness's defect):
+    not in an update, which makes it, nor where no transcript is compared (the behaviour
+    level, a harness without ``loop``, no scenario case selected)."""
+    directory = config.getoption("conformance_snapshots")
+    if not directory or os.path.lexists(directory):
+        return
+    if getattr(config.option, "update_snapshots", False) or "wording" not in state.levels:
+        return
+    if state.profile is None or not state.profile.has("loop"):
+        return
+    if any(parallel.SNAPSHOT_FIXTURES & set(getattr(item, "fixturenames", ())) for item in items):
+        raise pytest.UsageError(
+            f"--conformance-snapshots {directory}: no such directory; --snapshot-update makes "
+            "it and pins this harness's transcripts there"
+        )
 
 
 SNAPSHOTS_AT_BEHAVIOUR: Final = (
@@ -1075,6 +1091,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     # Only now is the selection final (-k and -m deselect after our collection hook).
     state.selected = [c for c in (_case_id(i) for i in session.items if _is_case(i)) if c]
+    _refuse_missing_snapshots(config, state, session.items)
     if state.spare is not None and not SECOND_PROCESS_CASES & set(state.selected):
         state.spare.close()
         state.spare = None

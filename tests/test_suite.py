@@ -593,23 +593,32 @@ def test_own_snapshot_directory_mode(tmp_path: Path) -> None:
 
 
 def test_a_snapshot_directory_that_cannot_be_one_is_bad_input(tmp_path: Path) -> None:
-    """A file, or a misspelt directory, failed every scenario case as the harness's defect."""
+    """A file, or a misspelt directory, failed every scenario case as the harness's defect. A
+    missing one is refused only where transcripts would be compared with it: an update makes
+    it, and the behaviour level, a harness without ``loop`` or a run without a scenario case
+    never reads it (they ran before, and an update there writes nothing to make it)."""
     afile = tmp_path / "afile"
     afile.write_text("hi\n")
     missing = tmp_path / "mysnapz"
-    for path, update, problem in (
+    for path, extra, problem in (
         (afile, (), "is not a directory"),
         (afile, ("--snapshot-update",), "is not a directory"),
-        (missing, (), "no such directory (--snapshot-update makes it and pins this harness's "
-                      "transcripts)"),
+        (missing, (), "no such directory; --snapshot-update makes it and pins this harness's "
+                      "transcripts there"),
     ):  # fmt: skip
-        done = run_suite("-q", "-k", "SCN-002", "--conformance-snapshots", str(path), *update,
+        done = run_suite("-q", "-k", "SCN-002", "--conformance-snapshots", str(path), *extra,
                          cwd=tmp_path)  # fmt: skip
         assert done.returncode == 4, done.stdout[-2000:]
         assert done.stderr.strip().splitlines() == [
             f"ERROR: --conformance-snapshots {path}: {problem}"
         ]
     assert afile.read_text() == "hi\n"
+    for extra in (("--conformance-level", "behaviour"),
+                  ("--harness", "tests.fixtures.tools_only:harness"), ()):  # fmt: skip
+        selection = ("-k", "GRD-001") if extra == () else ("-k", "SCN-002")
+        done = run_suite("-q", *selection, "--conformance-snapshots", str(missing), *extra,
+                         cwd=tmp_path)  # fmt: skip
+        assert done.returncode == 0, extra + done.stdout[-2000:] + done.stderr[-2000:]
     assert not missing.exists()
 
 
