@@ -6,8 +6,10 @@ is its only ini file). Its settings come, first match wins, from:
 1. ``--conformance-config FILE``: a TOML file, keys at its top level or under
    ``[tool.harness-conformance]``;
 2. ``[tool.harness-conformance]`` in the ``pyproject.toml`` of the starting directory or of
-   its nearest ancestor whose ``pyproject.toml`` has that table (a package of a monorepo, with
-   a ``pyproject.toml`` of its own, uses the settings of the repository's).
+   its nearest ancestor that configures the suite (a package of a monorepo, with a
+   ``pyproject.toml`` of its own, uses the settings of the repository's). The old
+   ``conformance_*`` keys of a pytest configuration count as configuring it, in their
+   directory's place.
 
 Keys: ``harness``, ``harness-cmd``, ``level``, ``wording``, ``baseline`` (strings; a relative
 file is found beside the file that names it: a file ``harness-cmd`` names, the module
@@ -79,13 +81,12 @@ def read(start: Path, explicit: str | None) -> Found:
         return found
     for directory in [start, *start.parents]:
         project = directory / "pyproject.toml"
-        if not project.is_file():
-            continue
-        table = _table(_toml(project))
+        table = _table(_toml(project)) if project.is_file() else None
         if table is not None:
             _take(found, table, project)
             return found
-    _old_keys(found, start)
+        if _old_keys(found, directory):
+            return found
     return found
 
 
@@ -178,27 +179,28 @@ def bare_files(words: Sequence[str], caller: str) -> list[str]:
     ]
 
 
-def _old_keys(found: Found, start: Path) -> None:
-    """The ``conformance_*`` keys of the caller's pytest configuration, as pytest found it."""
-    for directory in [start, *start.parents]:
-        for name, section in (("pytest.ini", "pytest"), ("pyproject.toml", None),
-                              ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):  # fmt: skip
-            path = directory / name
-            if not path.is_file():
-                continue
-            values = _old_values(path, section)
-            if values is None:
-                continue
-            for ini, value in values.items():
-                relative = OLD_KEYS[ini] in PATHS
-                found.overrides[ini] = str((path.parent / value).resolve()) if relative else value
-            if values:
-                found.notes.append(
-                    f"{path}: the conformance_* keys ({', '.join(values)}) are read for this "
-                    f"release only: move them to [tool.{TABLE}] in pyproject.toml "
-                    f"({', '.join(OLD_KEYS[k] for k in values)})"
-                )
-            return
+def _old_keys(found: Found, directory: Path) -> bool:
+    """The ``conformance_*`` keys of the pytest configuration in ``directory`` (the first file
+    pytest would read there); whether it has any."""
+    for name, section in (("pytest.ini", "pytest"), ("pyproject.toml", None),
+                          ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):  # fmt: skip
+        path = directory / name
+        if not path.is_file():
+            continue
+        values = _old_values(path, section)
+        if values is None:
+            continue
+        for ini, value in values.items():
+            relative = OLD_KEYS[ini] in PATHS
+            found.overrides[ini] = str((path.parent / value).resolve()) if relative else value
+        if values:
+            found.notes.append(
+                f"{path}: the conformance_* keys ({', '.join(values)}) are read for this "
+                f"release only: move them to [tool.{TABLE}] in pyproject.toml "
+                f"({', '.join(OLD_KEYS[k] for k in values)})"
+            )
+        return bool(values)
+    return False
 
 
 def _old_values(path: Path, section: str | None) -> dict[str, str] | None:

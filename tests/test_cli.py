@@ -455,6 +455,19 @@ def test_a_package_with_its_own_pyproject_uses_the_repositorys_settings(tmp_path
     assert found.module_path == str(tmp_path.resolve())
     (package / "pyproject.toml").write_text('[tool.harness-conformance]\nlevel = "behaviour"\n')
     assert settings.read(package, None).overrides == {"conformance_level": "behaviour"}
+    # The package's own old keys (still read) configure it: nearer, they win too.
+    (package / "pyproject.toml").write_text(
+        '[project]\nname = "sub"\n[tool.pytest.ini_options]\nconformance_harness = "pkg_h:H"\n'
+    )
+    found = settings.read(package, None)
+    assert found.overrides == {"conformance_harness": "pkg_h:H"}
+    assert "are read for this release only" in found.notes[0]
+    # A pytest configuration without them does not: the search goes on.
+    (package / "pytest.ini").write_text("[pytest]\naddopts = -q\n")
+    (package / "pyproject.toml").write_text('[project]\nname = "sub"\n')
+    assert settings.read(package, None).overrides == {
+        "conformance_harness": "tests.fixtures.tools_only:harness"
+    }
 
 
 def test_replay_finds_the_recorded_files_from_any_directory(tmp_path: Path) -> None:
