@@ -398,7 +398,7 @@ def _matrix(args: list[str]) -> int:
             write_text(output, text)
     except OSError as exc:  # checked above, so the disk changed since (full?)
         raise ValueError(f"-o {output}: cannot be written: {exc.strerror or exc}") from None
-    print(f"wrote {output} ({len(reports)} {'harness' if len(reports) == 1 else 'harnesses'})")
+    print(f"wrote {output} ({len(reports)} report{'' if len(reports) == 1 else 's'})")
     return 0
 
 

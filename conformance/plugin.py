@@ -834,7 +834,7 @@ def _mark_cases(config: pytest.Config, items: list[pytest.Item]) -> None:
     expected = given | set_in_settings
     # The helper collects only its modules: the whole suite's checks are the main process's.
     whole = state.helper is None
-    for where, ids in (("--conformance-expect-fail", given), ("expect-fail in the settings",
+    for where, ids in (("--conformance-expect-fail", given), ("the settings' expect-fail or -o",
                                                                set_in_settings)):  # fmt: skip
         unknown = sorted(ids - set(state.case_items)) if whole else []
         if unknown:

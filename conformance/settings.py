@@ -117,9 +117,9 @@ def _take(found: Found, table: object, path: Path, top_level: bool = False) -> N
         if not isinstance(value, str):
             raise SettingsError(f"{path}: {key} must be a string, got {value!r}")
         if key in ("harness", "harness-cmd") and not value.strip():
-            raise SettingsError(f"{path}: {key} is empty in [tool.{TABLE}]: name the harness")
+            raise SettingsError(f"{path}: {key} is empty {where}: name the harness")
         if key in PATHS and not value.strip():  # joined to the directory, it named that
-            raise SettingsError(f"{path}: {key} is empty in [tool.{TABLE}]: name the file")
+            raise SettingsError(f"{path}: {key} is empty {where}: name the file")
         if key == "harness":
             found.module_path = str(path.parent.resolve())
         found.overrides[KEYS[key]] = _resolved(key, value, path.parent)

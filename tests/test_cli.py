@@ -434,6 +434,11 @@ def test_a_config_file_with_an_empty_table_or_none_is_named_for_it(tmp_path: Pat
     with pytest.raises(SettingsError) as caught:
         settings.read(tmp_path, str(other))
     assert str(caught.value) == f"{other}: has no [tool.harness-conformance] table"
+    empty_key = tmp_path / "empty_key.toml"
+    empty_key.write_text('wording = ""\n')
+    with pytest.raises(SettingsError) as caught:
+        settings.read(tmp_path, str(empty_key))
+    assert str(caught.value) == f"{empty_key}: wording is empty at the top level: name the file"
     flat = tmp_path / "flat.toml"
     flat.write_text('level = "all"\nharnes = "x"\n')
     with pytest.raises(SettingsError) as caught:

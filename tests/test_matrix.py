@@ -534,7 +534,7 @@ def test_an_option_given_twice_and_the_equals_spelling(
     assert main(["matrix", str(source), "-o", str(first), "-o", str(second)]) == 4
     assert capsys.readouterr().err.startswith("ERROR: -o is given twice; usage: ")
     assert main(["matrix", str(source), f"-o={first}"]) == 0
-    assert capsys.readouterr().out == f"wrote {first} (1 harness)\n"
+    assert capsys.readouterr().out == f"wrote {first} (1 report)\n"
     assert first.read_text(encoding="utf-8") == render([FULL], ["a.json"])
 
 
@@ -572,9 +572,11 @@ def test_two_reports_of_one_harness_are_told_apart_in_every_format(
     [
         ('{"kind": "event", "line": "started"}\n{"kind": "send", "line": "{}"}\n',
          "is a trace (--conformance-trace), not the JSON report of a run"),
+        ('{"kind": "event", "line": "started"}\n',
+         "is a trace (--conformance-trace), not the JSON report of a run"),
         (b"\xff\xfe{}", "not UTF-8 text"),
     ],
-    ids=["trace", "not-utf-8"],
+    ids=["trace", "one-record-trace", "not-utf-8"],
 )  # fmt: skip
 def test_a_trace_or_binary_file_is_named_for_what_it_is(
     tmp_path: Path, content: str | bytes, problem: str
@@ -586,6 +588,21 @@ def test_a_trace_or_binary_file_is_named_for_what_it_is(
         bad.write_text(content, encoding="utf-8")
     with pytest.raises(ValueError, match=re.escape(f"report {bad}: {problem}")):
         load_report(str(bad))
+
+
+def test_an_incomplete_run_of_part_of_the_suite_says_both_in_every_format() -> None:
+    part = {**CUT_SHORT, "selected": {"cases": 2, "of": 250}}
+    about = parse(render([part])).one("td", cls="about").text()
+    assert "level: behaviour only, 2 of 250 cases selectedINCOMPLETE: the run was interrupted" in (
+        about  # two paragraphs
+    )
+    assert "behaviour only, 2 of 250 cases selected, INCOMPLETE" in summary([part], "text")
+
+
+def test_a_markdown_heading_escapes_a_bar_in_a_report_name() -> None:
+    table = summary([FULL, FULL], "md", ["x|y/r.json", "z/r.json"])
+    head = table.splitlines()[0]
+    assert head == "| area | alpha 1.0.0 (x\\|y/r.json) | alpha 1.0.0 (z/r.json) |"
 
 
 def test_a_report_saved_with_a_bom_is_read(tmp_path: Path) -> None:

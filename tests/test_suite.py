@@ -371,8 +371,8 @@ def test_unknown_expected_failures_are_refused(tmp_path: Path) -> None:
     done = run_suite("-q", cwd=tmp_path)
     assert done.returncode == 4
     assert error_lines(done) == [
-        "ERROR: unknown case ID(s) declared as expected to fail (expect-fail in the settings): "
-        "NOPE-2"
+        "ERROR: unknown case ID(s) declared as expected to fail "
+        "(the settings' expect-fail or -o): NOPE-2"
     ]
 
 

@@ -303,6 +303,11 @@ def load_report(path: str) -> JsonObject:
             "the JSON report of a run: pass the file written by --conformance-report"
         )
     if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
+        if _traced(text):  # a trace of one record is one JSON object
+            raise ValueError(
+                f"report {path}: is a trace (--conformance-trace), not the JSON report of a run: "
+                "pass the file written by --conformance-report"
+            )
         raise ValueError(f"report {path}: not a conformance report (no cases list)")
     for case in data["cases"]:
         if not (

@@ -421,7 +421,7 @@ def _about_cell(report: JsonObject, source: str) -> str:
     else:
         reason = report.get("reason") or "no reason recorded"
         lines += [
-            f"level: {_e(_level_name(report))}",
+            f"level: {_e(_level_name(report))}{_e(_part(report))}",
             f'<span class="incomplete">INCOMPLETE: {_e(reason)}</span>',
         ]
     where = [f"from {source}"] if source else []
@@ -741,7 +741,8 @@ def summary(reports: Sequence[JsonObject], fmt: str, sources: Sequence[str] | No
     if _mixed_versions(reports):
         legend += "\n\n" + MIXED_VERSIONS
     if fmt == "md":
-        out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        out = ["| " + " | ".join(c.replace("|", "\\|") for c in header) + " |",
+               "|" + "---|" * len(header)]  # fmt: skip
         out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
         return "\n".join([*out, "", legend]) + "\n"
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
