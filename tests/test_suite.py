@@ -618,9 +618,9 @@ def test_a_snapshot_directory_that_cannot_be_one_is_bad_input(tmp_path: Path) ->
         ("-k", "SCN-002", "--harness", "tests.fixtures.tools_only:harness"),
         ("-k", "GRD-001"),
     ]
-    for extra in runs:
-        done = run_suite("-q", "--conformance-snapshots", str(missing), *extra, cwd=tmp_path)
-        assert done.returncode == 0, " ".join(extra) + done.stdout[-2000:] + done.stderr[-2000:]
+    for options in runs:
+        done = run_suite("-q", "--conformance-snapshots", str(missing), *options, cwd=tmp_path)
+        assert done.returncode == 0, " ".join(options) + done.stdout[-2000:] + done.stderr[-2000:]
     assert not missing.exists()
 
 
