@@ -873,7 +873,8 @@ def is_own_temp(name: str) -> bool:
     A file a model wrote, or another program made, under a name of that shape is not the
     sweep's to remove (SPEC {fs.publish.temp-names}): by chance its check digits match one
     time in sixteen million. A name forged on purpose passes, and is removed only when no
-    one holds its lock, as any abandoned temp file.
+    one holds its lock, as any abandoned temp file. A temp file named before names carried
+    check digits cannot be told from a look-alike, so it is no longer swept.
     """
     if not TEMP_NAME.fullmatch(name):
         return False
