@@ -384,7 +384,7 @@ def test_a_deep_new_path_holds_few_descriptors_and_a_failure_removes_all_of_it(
 ) -> None:
     """Each made directory held a descriptor of its parent until the write ended, so a write
     making about a thousand levels failed with "too many open files" under a 1024 limit."""
-    monkeypatch.setattr(local_module, "HELD_MADE", 2)
+    monkeypatch.setattr(local_module, "HELD_MADE", 3)
     ws = open_workspace(tmp_path)
     dups = 0
     real_dup = os.dup
@@ -398,11 +398,60 @@ def test_a_deep_new_path_holds_few_descriptors_and_a_failure_removes_all_of_it(
     before = _open_fds()
     done = ws.call_tool("write", {"file_path": "a/b/c/d/e/new.txt", "content": "deep"})
     assert not done.is_error, text_of(done)
-    assert (dups, (tmp_path / "a/b/c/d/e/new.txt").read_text()) == (2, "deep")
+    assert (dups, (tmp_path / "a/b/c/d/e/new.txt").read_text()) == (3, "deep")
     monkeypatch.setattr(os, "link", _no_space)
     failed = ws.call_tool("write", {"file_path": "v/w/x/y/z/new.txt", "content": "deep"})
     assert error_of(failed) == ("FsError", "FS_IO_ERROR")
-    assert not (tmp_path / "v").exists()  # the held two, and the three found again by name
+    assert not (tmp_path / "v").exists()  # the held three, and the two found again by name
+    assert _open_fds() == before
+
+
+@pytest.mark.parametrize("then", ["moved away", "another in its place"])
+def test_a_deep_made_directory_past_a_broken_link_of_the_chain_stays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, then: str
+) -> None:
+    """Past the held ones, a made directory is found again by name under the one before it:
+    where that one was moved or replaced, what lies beyond it stays, and the failure is the
+    write's own."""
+    monkeypatch.setattr(local_module, "HELD_MADE", 1)
+    ws = open_workspace(tmp_path)
+    before = _open_fds()
+
+    def break_the_chain() -> None:
+        os.rename(tmp_path / "a" / "b", tmp_path / "a" / "b_moved")
+        if then == "another in its place":
+            (tmp_path / "a" / "b").mkdir()
+
+    monkeypatch.setattr(os, "link", _no_space)
+    ws.arm_pause("staged", break_the_chain)
+    result = ws.call_tool("write", {"file_path": "a/b/c/f.txt", "content": "mine"})
+    assert (text_of(result), error_of(result)) == (
+        f'Error: cannot write "{tmp_path}/a/b/c/f.txt": no space left on device',
+        ("FsError", "FS_IO_ERROR"),
+    )
+    expected: dict[str, object] = {"a": "dir", "a/b_moved": "dir", "a/b_moved/c": "dir"}
+    if then == "another in its place":
+        expected["a/b"] = "dir"
+    assert tree(tmp_path) == expected
+    assert _open_fds() == before
+
+
+def test_a_directory_another_made_first_is_not_recorded_and_nothing_is_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = open_workspace(tmp_path)
+    before = _open_fds()
+    real_mkdir = os.mkdir
+
+    def beaten(name: Any, *args: Any, **kwargs: Any) -> None:
+        real_mkdir(name, *args, **kwargs)  # another program, first
+        real_mkdir(name, *args, **kwargs)  # ours: FileExistsError
+
+    monkeypatch.setattr(os, "mkdir", beaten)
+    monkeypatch.setattr(os, "link", _no_space)
+    result = ws.call_tool("write", {"file_path": "a/f.txt", "content": "mine"})
+    assert error_of(result) == ("FsError", "FS_IO_ERROR")
+    assert tree(tmp_path) == {"a": "dir"}  # theirs: not removed
     assert _open_fds() == before
 
 

@@ -600,15 +600,15 @@ class _Made:
             # rmdir never follows a symlink in the name's place; the parent is pinned.
             os.rmdir(self.name, dir_fd=parent)
 
-    def open_if_still_there(self, parent: int) -> int:
-        """Open it under ``parent`` without following a symlink; OSError unless it is the very
-        directory made."""
+    def open_if_still_there(self, parent: int) -> int | None:
+        """Open it under ``parent`` without following a symlink, if it is the very directory
+        made; None if another is there now (OSError if nothing, or no directory, is)."""
         fd = os.open(self.name, _DIRECTORY, dir_fd=parent)
         st = os.fstat(fd)
         if self.identity in (None, (st.st_dev, st.st_ino)):
             return fd
         os.close(fd)
-        raise FileNotFoundError(errno.ENOENT, "not the directory made", self.name)
+        return None
 
 
 def _make(fd: int, current: str, part: str, created: list[_Made]) -> None:
@@ -648,9 +648,10 @@ def _remove_deep(last_held: _Made, deep: list[_Made]) -> None:
     try:
         with suppress(OSError):  # a link of the chain moved or swapped: the rest stays
             for made in [last_held, *deep[:-1]]:
-                parents.append(
-                    made.open_if_still_there(parents[-1] if parents else last_held.parent)
-                )
+                opened = made.open_if_still_there(parents[-1] if parents else last_held.parent)
+                if opened is None:
+                    break
+                parents.append(opened)
         for made, parent in reversed(list(zip(deep, parents, strict=False))):
             with suppress(OSError):  # refilled or gone: it stays as it is
                 made.remove_if_still_there(parent)
