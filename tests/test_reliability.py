@@ -400,9 +400,9 @@ def test_a_deep_new_path_holds_few_descriptors_and_a_failure_removes_all_of_it(
     assert not done.is_error, text_of(done)
     assert (dups, (tmp_path / "a/b/c/d/e/new.txt").read_text()) == (3, "deep")
     monkeypatch.setattr(os, "link", _no_space)
-    failed = ws.call_tool("write", {"file_path": "v/w/x/y/z/new.txt", "content": "deep"})
+    failed = ws.call_tool("write", {"file_path": "v/w/x/y/z/q/new.txt", "content": "deep"})
     assert error_of(failed) == ("FsError", "FS_IO_ERROR")
-    assert not (tmp_path / "v").exists()  # the held three, and the two found again by name
+    assert not (tmp_path / "v").exists()  # the held three, and the three found again by name
     assert _open_fds() == before
 
 
