@@ -316,30 +316,42 @@ def test_a_failed_write_never_removes_a_directory_through_a_planted_symlink(
     }
 
 
+def _no_space(*args: object, **where: object) -> None:
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def _no_links(*args: object, **where: object) -> None:
+    raise OSError(errno.EPERM, os.strerror(errno.EPERM))
+
+
+def _write_on_a_full_disk(
+    ws: Workspace,
+    root: Path,
+    path: str,
+    at_staged: Callable[[], None],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Write ``path`` new, ``at_staged`` running once its bytes are staged, then the disk full
+    at publication: the failure the model sees is exactly the write's own."""
+    monkeypatch.setattr(os, "link", _no_space)
+    ws.arm_pause("staged", at_staged)
+    result = ws.call_tool("write", {"file_path": path, "content": "mine"})
+    assert (text_of(result), error_of(result)) == (
+        f'Error: cannot write "{root}/{path}": no space left on device',
+        ("FsError", "FS_IO_ERROR"),
+    )
+
+
 def test_a_failed_write_removes_the_parents_it_made_where_they_now_are(
     moved_parents: MovedParents, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root, outside = moved_parents.root, moved_parents.outside
     ws = open_workspace(root, sandbox="workspace-write")
-
-    def full(*args: object, **where: object) -> None:
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-
-    monkeypatch.setattr(os, "link", full)
-    ws.arm_pause("staged", moved_parents)
-    result = ws.call_tool("write", {"file_path": "a/b/f.txt", "content": "mine"})
-    assert (text_of(result), error_of(result)) == (
-        f'Error: cannot write "{root}/a/b/f.txt": no space left on device',
-        ("FsError", "FS_IO_ERROR"),
-    )
+    _write_on_a_full_disk(ws, root, "a/b/f.txt", moved_parents, monkeypatch)
     # ``b`` went from the directory it was made in; the moved ``a_moved`` is no longer at the
     # name it was made under, and what is there now (a symlink) is never followed.
     assert tree(outside) == {"b": "dir"}
     assert tree(root) == {"a": f"-> {outside}", "a_moved": "dir"}
-
-
-def _no_space(*args: object, **where: object) -> None:
-    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
 
 def test_a_failed_write_leaves_a_directory_now_at_a_made_ones_name(
@@ -353,10 +365,7 @@ def test_a_failed_write_leaves_a_directory_now_at_a_made_ones_name(
         os.rename(tmp_path / "a", tmp_path / "a_moved")
         (tmp_path / "a").mkdir()
 
-    monkeypatch.setattr(os, "link", _no_space)
-    ws.arm_pause("staged", replace_a)
-    result = ws.call_tool("write", {"file_path": "a/b/f.txt", "content": "mine"})
-    assert error_of(result) == ("FsError", "FS_IO_ERROR")
+    _write_on_a_full_disk(ws, tmp_path, "a/b/f.txt", replace_a, monkeypatch)
     # ``b`` went from the directory it was made in (now ``a_moved``); the new ``a`` stays.
     assert tree(tmp_path) == {"a": "dir", "a_moved": "dir"}
 
@@ -365,17 +374,11 @@ def test_a_made_directory_that_is_no_longer_empty_stays_and_the_failure_is_repor
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ws = open_workspace(tmp_path)
-    monkeypatch.setattr(os, "link", _no_space)
 
     def fill_a() -> None:
         (tmp_path / "a" / "other.txt").write_text("theirs")
 
-    ws.arm_pause("staged", fill_a)
-    result = ws.call_tool("write", {"file_path": "a/b/f.txt", "content": "mine"})
-    assert (text_of(result), error_of(result)) == (
-        f'Error: cannot write "{tmp_path}/a/b/f.txt": no space left on device',
-        ("FsError", "FS_IO_ERROR"),
-    )
+    _write_on_a_full_disk(ws, tmp_path, "a/b/f.txt", fill_a, monkeypatch)
     assert tree(tmp_path) == {"a": "dir", "a/other.txt": b"theirs"}
 
 
@@ -422,13 +425,7 @@ def test_a_deep_made_directory_past_a_broken_link_of_the_chain_stays(
         if then == "another in its place":
             (tmp_path / "a" / "b").mkdir()
 
-    monkeypatch.setattr(os, "link", _no_space)
-    ws.arm_pause("staged", break_the_chain)
-    result = ws.call_tool("write", {"file_path": "a/b/c/f.txt", "content": "mine"})
-    assert (text_of(result), error_of(result)) == (
-        f'Error: cannot write "{tmp_path}/a/b/c/f.txt": no space left on device',
-        ("FsError", "FS_IO_ERROR"),
-    )
+    _write_on_a_full_disk(ws, tmp_path, "a/b/c/f.txt", break_the_chain, monkeypatch)
     expected: dict[str, object] = {"a": "dir", "a/b_moved": "dir", "a/b_moved/c": "dir"}
     if then == "another in its place":
         expected["a/b"] = "dir"
@@ -985,11 +982,7 @@ def test_an_interruption_right_after_an_exclusive_create_removes_the_file(
     if created == "temp file":
         lost = _interrupt_after(monkeypatch, "open", lambda name, *rest: TEMP_NAME.fullmatch(name))
     else:
-
-        def no_links(*args: object, **where: object) -> None:
-            raise OSError(errno.EPERM, os.strerror(errno.EPERM))
-
-        monkeypatch.setattr(os, "link", no_links)
+        monkeypatch.setattr(os, "link", _no_links)
         lost = _interrupt_after(monkeypatch, "open", lambda name, *rest: name == "new.txt")
     with pytest.raises(KeyboardInterrupt):
         ws.call_tool("write", {"file_path": "new.txt", "content": "NEW"})
@@ -1010,9 +1003,6 @@ def test_an_interruption_before_the_create_without_hard_links_leaves_what_is_the
     ws = open_workspace(tmp_path)
     real_open = os.open
 
-    def no_links(*args: object, **where: object) -> None:
-        raise OSError(errno.EPERM, os.strerror(errno.EPERM))
-
     def compete_then_interrupt(name: Any, *args: Any, **kwargs: Any) -> int:
         if name != "new.txt":
             return real_open(name, *args, **kwargs)
@@ -1022,7 +1012,7 @@ def test_an_interruption_before_the_create_without_hard_links_leaves_what_is_the
             (tmp_path / "new.txt").symlink_to("empty")
         raise KeyboardInterrupt("before the create")
 
-    monkeypatch.setattr(os, "link", no_links)
+    monkeypatch.setattr(os, "link", _no_links)
     monkeypatch.setattr(os, "open", compete_then_interrupt)
     with pytest.raises(KeyboardInterrupt):
         ws.call_tool("write", {"file_path": "new.txt", "content": "NEW"})
