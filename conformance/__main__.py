@@ -482,6 +482,8 @@ def _resolved(recorded: list[str], base: Path) -> list[str]:
 def _recorded_args(source: str) -> tuple[list[str], str | None, str]:
     """The harness options a report or a trace recorded, the directory its run started in, and
     how it named its harness."""
+    from conformance.report import is_trace_record  # noqa: PLC0415
+
     try:
         with open(source, encoding="utf-8-sig") as handle:  # a BOM, as some editors save
             text = handle.read()
@@ -509,7 +511,7 @@ def _recorded_args(source: str) -> tuple[list[str], str | None, str]:
                     f"{source}: is a baseline, not a report or a trace (replay reads the JSON "
                     "report of a run, --conformance-report, or its --conformance-trace)"
                 ) from None
-            if _is_record(first):
+            if is_trace_record(first):
                 raise ValueError(
                     f"{source}: a trace without its first line, the run's header (it holds the "
                     "options to replay)"
@@ -522,15 +524,6 @@ def _recorded_args(source: str) -> tuple[list[str], str | None, str]:
         raise ValueError(f"{source}: the recorded run options are malformed")
     started = started if isinstance(started, str) else None
     return recorded, started, label if isinstance(label, str) else ""
-
-
-def _is_record(line: str) -> bool:
-    """Whether ``line`` is one of a trace's records (a JSON object with its ``kind``)."""
-    try:
-        record = json.loads(line)
-    except ValueError:
-        return False
-    return isinstance(record, dict) and "kind" in record and "line" in record
 
 
 def console() -> None:

@@ -264,13 +264,18 @@ def output_problem(path: str, *, beside: bool = False) -> str | None:
     return None
 
 
-def _traced(text: str) -> bool:
-    """Whether ``text`` reads as a trace: JSON records, one a line, each with its ``kind``."""
+def is_trace_record(line: str) -> bool:
+    """Whether ``line`` is one of a trace's records (a JSON object with its ``kind``)."""
     try:
-        first = json.loads(text.partition("\n")[0])
+        record = json.loads(line)
     except ValueError:
         return False
-    return isinstance(first, dict) and "kind" in first and "line" in first
+    return isinstance(record, dict) and "kind" in record and "line" in record
+
+
+def _traced(text: str) -> bool:
+    """Whether ``text`` reads as a trace: its first line is one of a trace's records."""
+    return is_trace_record(text.partition("\n")[0])
 
 
 def level_counts(results: list[CaseResult], level: str) -> tuple[int, int]:
