@@ -404,7 +404,10 @@ def test_a_deep_new_path_holds_few_descriptors_and_a_failure_removes_all_of_it(
     assert (dups, (tmp_path / "a/b/c/d/e/new.txt").read_text()) == (3, "deep")
     monkeypatch.setattr(os, "link", _no_space)
     failed = ws.call_tool("write", {"file_path": "v/w/x/y/z/q/new.txt", "content": "deep"})
-    assert error_of(failed) == ("FsError", "FS_IO_ERROR")
+    assert (text_of(failed), error_of(failed)) == (
+        f'Error: cannot write "{tmp_path}/v/w/x/y/z/q/new.txt": no space left on device',
+        ("FsError", "FS_IO_ERROR"),
+    )
     assert not (tmp_path / "v").exists()  # the held three, and the three found again by name
     assert _open_fds() == before
 
@@ -447,7 +450,10 @@ def test_a_directory_another_made_first_is_not_recorded_and_nothing_is_held(
     monkeypatch.setattr(os, "mkdir", beaten)
     monkeypatch.setattr(os, "link", _no_space)
     result = ws.call_tool("write", {"file_path": "a/f.txt", "content": "mine"})
-    assert error_of(result) == ("FsError", "FS_IO_ERROR")
+    assert (text_of(result), error_of(result)) == (
+        f'Error: cannot write "{tmp_path}/a/f.txt": no space left on device',
+        ("FsError", "FS_IO_ERROR"),
+    )
     assert tree(tmp_path) == {"a": "dir"}  # theirs: not removed
     assert _open_fds() == before
 
