@@ -76,6 +76,8 @@ NOTHING_SELECTED: Final = "no case was selected (-k or -m chose none); exit stat
 """The expected-failure reason of a case whose every rule is recommended."""
 CASES_DIR: Final = Path(conformance.__file__).parent / "cases"
 CASE_ID: Final = re.compile(r"^(?P<area>[A-Z]+)-\d{3}$")
+LAST_FAILED_NARROWING: Final = "lfplugin-collwrapper"
+"""The name pytest's cacheprovider registers its ``--lf`` collection filter under."""
 LEVEL_CHOICES: Final = ("all", "behaviour")
 OUTPUTS: Final = {"conformance_report": True, "conformance_report_md": True,
                   "conformance_trace": False}  # fmt: skip
@@ -696,6 +698,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     _RUNS.append(state)
     if not any(_names_cases(arg) for arg in session.config.args):
         return  # another project's tests, in an environment that has the plugin: left alone
+    _last_failed_by_deselection(session.config)
     with contextlib.suppress(ValueError):  # not the main thread
         term = signal.getsignal(signal.SIGTERM) if hasattr(signal, "SIGTERM") else None
         if term is signal.SIG_DFL or getattr(term, "before_the_run", False):  # ``__main__``'s
@@ -704,6 +707,18 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             signal.signal(signal.SIGINT, _interrupt)
             state.int_before = signal.default_int_handler
+
+
+def _last_failed_by_deselection(config: pytest.Config) -> None:
+    """``--lf`` runs the last failures as a deselection from the whole suite.
+
+    pytest's own ``--lf`` narrows the collection instead: it skips the files without a failure
+    and drops the other cases of the rest, unannounced. The suite then took those few cases for
+    all it has: a baseline's or an expect-fail's other cases were "unknown" (exit 4), the report
+    called the run whole, and the snapshot plugin deleted every transcript not collected.
+    """
+    if config.pluginmanager.has_plugin(LAST_FAILED_NARROWING):
+        config.pluginmanager.unregister(name=LAST_FAILED_NARROWING)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -7,6 +7,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -100,6 +101,46 @@ def test_last_failed_works_with_the_cache_outside_the_working_directory(tmp_path
     assert " passed" not in again.stdout.splitlines()[-1]
     assert os.listdir(work) == []
     assert list((cache / "harness-conformance" / "pytest").iterdir())
+
+
+def test_last_failed_is_a_selection_from_the_whole_suite(tmp_path: Path) -> None:
+    """With --lf the suite still knows every case: a baseline's other entries are not unknown
+    cases, the report says part of the suite ran, and no other pinned transcript is deleted."""
+    from conformance.baseline import make_baseline
+
+    cache, work = tmp_path / "cache", tmp_path / "work"
+    work.mkdir()
+    snaps = tmp_path / "snaps"
+    shutil.copytree(REPO / "snapshots", snaps)
+    pinned = (snaps / "test_scenarios.ambr").read_text(encoding="utf-8").count("# name:")
+    env = {"XDG_CACHE_HOME": str(cache)}
+    made, last = tmp_path / "made.json", tmp_path / "last.json"
+    args: tuple[str, ...] = (
+        "--harness", "tests.mutants.recreates_deleted:harness", "--conformance-in-process",
+        "--hypothesis-profile", "default", "--conformance-snapshots", str(snaps), "-q",
+        "-k", "DEL or SCN-006 or SCN-007",
+    )  # fmt: skip
+    assert cli(*args, "--conformance-report", str(made), cwd=work, env=env).returncode == 1
+    # Known: every failure but DEL-001 and SCN-006, the new ones --lf then runs again.
+    known = make_baseline(report(made))
+    failures = known["failures"]
+    assert isinstance(failures, dict)
+    assert {"DEL-001", "DEL-004", "SCN-006"} <= set(failures)
+    del failures["DEL-001"], failures["SCN-006"]
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps(known), encoding="utf-8")
+    args += ("--conformance-baseline", str(baseline))
+    assert cli(*args, cwd=work, env=env).returncode == 1
+    again = cli(*args, "--lf", "--snapshot-update", "--conformance-report", str(last),
+                cwd=work, env=env)  # fmt: skip
+    assert again.returncode == 1, again.stdout[-2000:] + again.stderr
+    assert outcomes(report(last)) == {"DEL-001": "failed", "SCN-006": "failed"}
+    selected = report(last)["selected"]
+    assert isinstance(selected, dict)
+    assert selected["cases"] == 2
+    assert selected["of"] > 200  # of the whole suite
+    assert (snaps / "test_scenarios.ambr").read_text(encoding="utf-8").count("# name:") == pinned
+    assert os.listdir(work) == []
 
 
 def test_a_harness_named_in_the_settings_has_a_cache_of_its_own(tmp_path: Path) -> None:
