@@ -61,7 +61,8 @@ common options (all of pytest's work too; listed below):
 """
 COMMAND_USAGE: Final = {
     "baseline": "usage: python -m conformance baseline REPORT.json > conformance-baseline.json\n\n"
-    "Print a baseline (JSON) of the failures a JSON report records, keyed by case and level.",
+    "Print a baseline (JSON) of the failures a JSON report records, keyed by case and level.\n"
+    "The report must be of a complete run of the whole suite (not -x, -k or --lf).",
     "matrix": "usage: python -m conformance matrix A.json [B.json …] -o matrix.html\n"
     "       python -m conformance matrix A.json [B.json …] --format text|md [-o OUT]\n\n"
     "Write one HTML page comparing the JSON reports of several harnesses, or print (or write\n"
@@ -344,6 +345,15 @@ def _baseline(args: list[str]) -> int:
         raise ValueError(
             f"{args[0]}: the run was cut short ({report.get('reason')}; {not_run} not run): "
             "make the baseline from a complete run"
+        )
+    selected = report.get("selected")
+    if isinstance(selected, dict):
+        # It would know only the cases it ran: every other case's failures would count as
+        # new since the baseline, and never fail a run.
+        raise ValueError(
+            f"{args[0]}: the run chose {selected.get('cases', '?')} of "
+            f"{selected.get('of', '?')} cases (-k, -m, --conformance-case or --lf): "
+            "make the baseline from a run of the whole suite"
         )
     print(json_text(make_baseline(report), indent=2))
     return 0

@@ -223,6 +223,9 @@ def test_a_collection_error_in_any_pytest_run_is_reported_not_crashed(tmp_path: 
 
 
 def test_the_callers_pytest_configuration_never_applies(tmp_path: Path) -> None:
+    from conformance.baseline import make_baseline
+    from conformance.encoding import json_text
+
     # Two hostile starting directories (a pytest.ini, a pyproject.toml with pytest's table, each
     # with addopts = -x) and a neutral one: the same failing harness gets the same verdicts.
     project, other = tmp_path / "project", tmp_path / "other"
@@ -241,9 +244,9 @@ def test_the_callers_pytest_configuration_never_applies(tmp_path: Path) -> None:
         assert done.returncode == 1, done.stdout[-2000:]
         assert "stopping after 1 failures" not in done.stdout
         assert done.stdout.count("FAILED [") > 1
-        listed = cli("baseline", str(path), cwd=tmp_path)
-        assert listed.returncode == 0, listed.stderr
-        runs[name] = (done.stdout, outcomes(report(path)), listed.stdout.encode())
+        # What ``baseline`` would print, had the run been of the whole suite (it refuses -k).
+        listed = json_text(make_baseline(report(path)), indent=2)
+        runs[name] = (done.stdout, outcomes(report(path)), listed.encode())
 
     def ids(output: str) -> list[str]:
         return sorted(line.split("/conformance/cases/")[1] for line in output.splitlines()
@@ -548,6 +551,23 @@ def test_a_baseline_given_as_a_report_is_named_as_such(tmp_path: Path) -> None:
         assert done.returncode == 4
         assert "is a baseline" in done.stderr
         assert "malformed" not in done.stderr
+
+
+def test_a_baseline_is_never_made_from_part_of_the_suite(tmp_path: Path) -> None:
+    # Such a baseline knows only the cases that ran: under it, every other case's failure is
+    # "new since the baseline" and the run is green.
+    path = tmp_path / "some.json"
+    done = run_suite("--harness", TOOLS_ONLY, "-k", "GRD-00", "-q", "--conformance-report",
+                     str(path), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 1, done.stdout[-2000:]
+    selected = report(path)["selected"]
+    assert isinstance(selected, dict)
+    made = cli("baseline", str(path), cwd=tmp_path)
+    assert (made.returncode, made.stdout) == (4, "")
+    assert made.stderr.splitlines() == [
+        f"ERROR: {path}: the run chose {selected['cases']} of {selected['of']} cases (-k, -m, "
+        "--conformance-case or --lf): make the baseline from a run of the whole suite"
+    ]
 
 
 def test_replay_names_the_file_and_what_is_wrong_with_it(tmp_path: Path) -> None:
