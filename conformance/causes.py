@@ -602,7 +602,9 @@ class _Call:
 
 def group(cases: Iterable[Mapping[str, Json]]) -> Causes:
     """Group the failed cases of a JSON report (in case order) by root cause."""
-    failed = [c for c in cases if c.get("outcome") in ("failed", "recommended-fail")]
+    failed = [
+        c for c in cases if c.get("outcome") in ("failed", "recommended-fail") and at_fault(c)
+    ]
     # First pass: which (tool, situation) the run shows refused wrongly, from the calls that
     # broke a behaviour rule on their own (not as a consequence of an earlier call).
     wrongly: dict[tuple[str | None, str | None], str] = {}
@@ -640,6 +642,13 @@ def group(cases: Iterable[Mapping[str, Json]]) -> Causes:
         if cause.rule is None:
             cause.required = any(case not in soft for case in cause.cases)
     return Causes(ordered, explained, len(per_case), recommended)
+
+
+def at_fault(case: Mapping[str, Json]) -> bool:
+    """Whether a failed case failed at some level: one declared as expected to fail that
+    passes fails the run, but at no level (its levels say passed), and is no defect."""
+    levels = case.get("levels")
+    return not isinstance(levels, dict) or not levels or "failed" in levels.values()
 
 
 def _verdicts(case: Mapping[str, Json]) -> list[Mapping[str, Json]]:

@@ -71,6 +71,8 @@ from conformance.verdict import LEVELS, ConformanceFailure, Judge, Violation, ve
 
 CASES_PACKAGE: Final = "conformance.cases"
 RECOMMENDED: Final = "recommended, never fails a run"
+DECLARED: Final = " declared as expected to fail"
+"""The expected-failure reason of a case named by expect-fail, after its ID."""
 NOTHING_SELECTED: Final = "no case was selected (-k or -m chose none); exit status 5"
 """Why a run whose selection matched no case has reports with no case in them."""
 """The expected-failure reason of a case whose every rule is recommended."""
@@ -883,9 +885,7 @@ def _mark_cases(config: pytest.Config, items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.skip(reason=NOT_APPLICABLE + gap))
             continue
         if case_id in expected:
-            item.add_marker(
-                pytest.mark.xfail(reason=f"{case_id} declared as expected to fail", strict=True)
-            )
+            item.add_marker(pytest.mark.xfail(reason=f"{case_id}{DECLARED}", strict=True))
         elif all(book[r].recommended for r in case_rules(item)):
             item.add_marker(pytest.mark.xfail(reason=RECOMMENDED, strict=False))
         if not explicit_seed and getattr(item.obj, "is_hypothesis_test", False):  # type: ignore[attr-defined]
@@ -1289,7 +1289,19 @@ def pytest_runtest_makereport(
         return report
     skipped = report.skipped and not hasattr(report, "wasxfail")
     if report.when == "call" and judge is not None and not skipped:
-        failed = report.failed or (report.skipped and hasattr(report, "wasxfail"))
+        # A declared expected failure that passes fails the run (strict), but the harness
+        # failed nothing: its levels say so, and the failure says what to change.
+        declared_passes = (
+            report.failed and str(report.longrepr) == f"[XPASS(strict)] {case_id}{DECLARED}"
+        )
+        if declared_passes:
+            report.longrepr = (
+                f"[XPASS(strict)] {case_id}{DECLARED}, and passes: remove it from "
+                "--conformance-expect-fail or the settings' expect-fail"
+            )
+        failed = (report.failed and not declared_passes) or (
+            report.skipped and hasattr(report, "wasxfail")
+        )
         data: dict[str, Any] = {
             "levels": judge.outcomes(failed_by_exception=failed and not judge.violations),
             "rules": case_rules(item),

@@ -350,12 +350,25 @@ def test_expected_failures_are_reported_as_such(tmp_path: Path) -> None:
 
 
 def test_a_case_that_passes_against_expectation_fails(tmp_path: Path) -> None:
-    done = run_suite(
-        "-q", "--conformance-case", "TAX-001", "--conformance-expect-fail", "TAX-001", cwd=tmp_path
-    )
+    from conformance.baseline import make_baseline
+
+    path = tmp_path / "report.json"
+    done = run_suite("-q", "--conformance-case", "TAX-001", "--conformance-expect-fail", "TAX-001",
+                     "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
     assert done.returncode == 1
-    assert "TAX-001" in done.stdout
-    assert "XPASS(strict)" in done.stdout
+    words = (
+        "[XPASS(strict)] TAX-001 declared as expected to fail, and passes: remove it from "
+        "--conformance-expect-fail or the settings' expect-fail"
+    )
+    assert f"  TAX-001   {words}" in done.stdout
+    # It fails the run, but the harness failed nothing: no level, no defect, no known failure.
+    data = report(path)
+    entry = case_of(data, "TAX-001")
+    assert (entry["outcome"], entry["message"]) == ("failed", words)
+    assert entry["levels"] == {"behaviour": "passed", "wording": "not-applicable"}
+    assert data["rootCauses"] == []
+    assert "root causes" not in done.stdout
+    assert make_baseline(data)["failures"] == {}
 
 
 def test_unknown_expected_failures_are_refused(tmp_path: Path) -> None:
