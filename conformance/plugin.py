@@ -1106,6 +1106,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     # Only now is the selection final (-k and -m deselect after our collection hook).
     state.selected = [c for c in (_case_id(i) for i in session.items if _is_case(i)) if c]
+    if hasattr(config, "workeroutput"):
+        workers.share_selection(config, _own_selection(state))
     _refuse_missing_snapshots(config, state, session.items)
     if state.spare is not None and not SECOND_PROCESS_CASES & set(state.selected):
         state.spare.close()
@@ -1119,6 +1121,19 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if not whole:
         _partial_snapshots(config)
     speed.freeze_collected()
+
+
+def _own_selection(state: _State) -> workers.Selection:
+    chosen = state.selected
+    rules = {case_id: case_rules(state.case_items[case_id]) for case_id in chosen}
+    return workers.Selection(chosen, len(state.case_items), state.deselected, rules)
+
+
+def _the_selection(config: pytest.Config, state: _State) -> workers.Selection:
+    """The run's choice of cases: its own, or a worker's where xdist's controller collected none."""
+    if state.case_items:
+        return _own_selection(state)
+    return workers.received_selection(config) or workers.Selection([], 0, False, {})
 
 
 def _partial_snapshots(config: pytest.Config) -> None:
@@ -1425,12 +1440,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         # An xdist controller collects nothing; an interrupted run never waits for a greeting.
         report.harness = state.connect().profile.to_json()
     report.duration_s = state.elapsed()
-    if state.deselected and state.case_items and whole:
-        report.selected = {"cases": len(state.selected), "of": len(state.case_items)}
-    for case_id in state.selected:
+    selection = _the_selection(config, state)
+    if selection.partial and whole:
+        report.selected = {"cases": len(selection.cases), "of": selection.of}
+    for case_id in selection.cases:
         if case_id not in report.cases:
             report.add(case_id, "not-run", f"{NOT_RUN}the run ended first", None)
-            report.cases[case_id].rules = case_rules(state.case_items[case_id])
+            report.cases[case_id].rules = selection.rules.get(case_id, [])
     for result in report.cases.values():
         if not result.levels:  # not judged at all: say so at every level
             judged = {"not-applicable": "not-applicable", "failed": "failed"}

@@ -1,4 +1,6 @@
-"""Under xdist: a usage error a worker finds ends the run as one line and exit 4, as without it.
+"""Under xdist: what only a worker knows reaches the controller, which writes the reports.
+
+A usage error a worker finds ends the run as one line and exit 4, as without it.
 
 A worker finds what the controller cannot: it makes the run's directory and starts the harness
 as it collects. Left to xdist, a worker that stops with a usage error before it has reported its
@@ -6,17 +8,49 @@ collection leaves the controller waiting for that collection for ever; one that 
 becomes an internal error and a traceback. So the worker says why in its output and asks the
 run to stop (xdist ends the others then), and the controller raises the worker's line as the
 usage error it is.
+
+The controller collects nothing either, so each worker also sends the cases it chose (after
+``-k``, ``-m``, ``--conformance-case``, ``--lf``) out of how many: the report then records a
+partial selection, and lists a chosen case no worker ran as not run, as it does without xdist.
 """
 
 from __future__ import annotations
 
 from collections.abc import Generator
+from dataclasses import asdict, dataclass
 from typing import Any, Final
 
 import pytest
 
 KEY: Final = "conformance_usage_error"
 """The key of a worker's usage error in its ``workeroutput``, sent to the controller."""
+CONTROLLER: Final = "conformance-xdist-controller"
+"""The name the controller's side is registered under."""
+SELECTION: Final = "conformance_selection"
+"""The key of a worker's choice of cases in its ``workeroutput``: a ``Selection``'s fields."""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The cases a run chose, in order, out of how many it has, and each chosen case's rules."""
+
+    cases: list[str]
+    of: int
+    partial: bool
+    rules: dict[str, list[str]]
+
+
+def share_selection(config: pytest.Config, selection: Selection) -> None:
+    """A worker sends its choice of cases to the controller (every worker makes the same)."""
+    output: dict[str, Any] | None = getattr(config, "workeroutput", None)
+    if output is not None:
+        output[SELECTION] = asdict(selection)
+
+
+def received_selection(config: pytest.Config) -> Selection | None:
+    """The choice of cases a worker sent to this controller, or None (no xdist, none came)."""
+    controller = config.pluginmanager.get_plugin(CONTROLLER)
+    return controller.selection if isinstance(controller, Controller) else None
 
 
 class Worker:
@@ -70,13 +104,17 @@ class Controller:
 
     def __init__(self) -> None:
         self.error: str | None = None
+        self.selection: Selection | None = None
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object) -> None:
-        """Keep the first usage error a finished worker sends."""
+        """Keep the first usage error, and the first choice of cases, a finished worker sends."""
         output = getattr(node, "workeroutput", None) or {}
         if self.error is None and output.get(KEY):
             self.error = str(output[KEY])
+        sent = output.get(SELECTION)
+        if self.selection is None and isinstance(sent, dict):
+            self.selection = Selection(**sent)
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
@@ -101,4 +139,4 @@ def register(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):
         config.pluginmanager.register(Worker(config), "conformance-xdist-worker")
     else:
-        config.pluginmanager.register(Controller(), "conformance-xdist-controller")
+        config.pluginmanager.register(Controller(), CONTROLLER)

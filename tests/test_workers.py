@@ -7,6 +7,7 @@ never ended.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import sys
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.suite import error_lines, run_suite
+from tests.suite import cli, error_lines, run_suite
 
 pytest.importorskip("xdist")
 
@@ -58,3 +59,40 @@ def test_a_worker_stopped_before_it_reports_its_collection_ends_the_run(tmp_path
     done = run_suite("-p", "tests.fixtures.refuses_in_gw0", "-k", "GRD", "-n", "2", cwd=tmp_path)
     assert done.returncode == 4, done.stdout[-3000:]
     assert error_lines(done) == ["ERROR: gw0 refuses to collect"]
+
+
+def test_a_selection_under_xdist_is_recorded_and_refused_as_a_baseline(tmp_path: Path) -> None:
+    # The controller collects nothing: without the workers' word the report said "complete"
+    # for 9 of the suite's cases, and a baseline made from it passed every other failure.
+    path = tmp_path / "some.json"
+    done = run_suite("-k", "DEL", "-n", "2", "-q", "--conformance-report", str(path), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:]
+    written = json.loads(path.read_text(encoding="utf-8"))
+    ran = len(written["cases"])
+    assert written["selected"] == {"cases": ran, "of": len(_every_case(tmp_path))}
+    assert 0 < ran < len(_every_case(tmp_path))
+    made = cli("baseline", str(path), cwd=tmp_path)
+    assert (made.returncode, made.stdout) == (4, "")
+    assert "make the baseline from a run of the whole suite" in made.stderr
+
+
+def test_cases_no_worker_ran_are_not_run_under_xdist(tmp_path: Path) -> None:
+    # -x ends the run after a failure: the cases chosen and never run are in the report, each
+    # with its rules, as without xdist, not missing from it.
+    path = tmp_path / "cut.json"
+    done = run_suite("--harness", "tests.mutants.remedy_twice:harness", "-n", "2", "-x", "-q",
+                     "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
+    assert done.returncode != 0, done.stdout[-3000:]
+    written = json.loads(path.read_text(encoding="utf-8"))
+    cases = {case["id"]: case for case in written["cases"]}
+    assert set(cases) == _every_case(tmp_path)
+    not_run = [case for case in cases.values() if case["outcome"] == "not-run"]
+    assert not_run
+    assert all(case["rules"] for case in not_run)
+    assert written["complete"] is False
+
+
+def _every_case(where: Path) -> set[str]:
+    listed = cli("--conformance-list-cases", "--format", "json", cwd=where)
+    assert listed.returncode == 0, listed.stderr
+    return {case["id"] for case in json.loads(listed.stdout)["cases"]}
