@@ -71,11 +71,11 @@ from conformance.verdict import LEVELS, ConformanceFailure, Judge, Violation, ve
 
 CASES_PACKAGE: Final = "conformance.cases"
 RECOMMENDED: Final = "recommended, never fails a run"
+"""The expected-failure reason of a case whose every rule is recommended."""
 DECLARED: Final = " declared as expected to fail"
 """The expected-failure reason of a case named by expect-fail, after its ID."""
 NOTHING_SELECTED: Final = "no case was selected (-k or -m chose none); exit status 5"
 """Why a run whose selection matched no case has reports with no case in them."""
-"""The expected-failure reason of a case whose every rule is recommended."""
 CASES_DIR: Final = Path(conformance.__file__).parent / "cases"
 CASE_ID: Final = re.compile(r"^(?P<area>[A-Z]+)-\d{3}$")
 LAST_FAILED_NARROWING: Final = "lfplugin-collwrapper"
