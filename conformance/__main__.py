@@ -278,6 +278,9 @@ def _one_line_usage() -> object:
     import pytest  # noqa: PLC0415
 
     class OneLineUsage:
+        def pytest_addoption(self, parser: pytest.Parser) -> None:
+            parser.prog = "python -m conformance"  # pytest's part of --help names the command
+
         @pytest.hookimpl(wrapper=True)
         def pytest_cmdline_parse(self) -> Generator[None, pytest.Config, pytest.Config]:
             try:
