@@ -57,6 +57,40 @@ def load(name: str, *, canary: str | None = None) -> JsonObject:
     return data
 
 
+ARGUMENT_OPTIONS: Final = {
+    "replace_all": "replaceAll",
+    "offset": "readWindow",
+    "limit": "readWindow",
+}
+"""A tool argument a script may send → the option (SPEC §6.2) a harness declares to take it."""
+
+
+def options_used(scenario: JsonObject) -> list[str]:
+    """The options a scenario needs declared, as ``needs`` names them: those its session asks
+    for (a sandbox mode other than the default, the probe tools, the policy off) and those its
+    tool calls' arguments name (``replace_all``, ``offset``, ``limit``).
+
+    A harness that does not declare one of them has no such property in its schema: the run
+    would leave the transcript at a refusal the spec does not ask of it.
+    """
+    options = scenario.get("options")
+    given = options if isinstance(options, dict) else {}
+    used = []
+    sandbox = given.get("sandbox")
+    if isinstance(sandbox, str) and sandbox != "danger-full-access":
+        used.append(f"sandbox:{sandbox}")
+    if given.get("probe") is True:
+        used.append("probe")
+    if given.get("policy") is False:
+        used.append("unguarded")
+    for call in _calls(scenario):
+        arguments = call.get("arguments")
+        for name in arguments if isinstance(arguments, dict) else ():
+            if name in ARGUMENT_OPTIONS:
+                used.append(ARGUMENT_OPTIONS[name])
+    return list(dict.fromkeys(used))
+
+
 def spelled(scenario: JsonObject, root: str) -> JsonObject:
     """A scenario whose tool calls name each path as a harness that takes absolute paths takes
     it: the plainest absolute path, normalized (``../x`` is ``<parent>/x``). Its external steps

@@ -155,6 +155,22 @@ def test_partial_options_make_cases_not_applicable(tmp_path: Path) -> None:
     assert "   11 cases: needs the option probe" in done.stdout
 
 
+def test_a_harness_without_an_argument_option_is_not_failed_for_it(tmp_path: Path) -> None:
+    """``readWindow`` and ``replaceAll`` declared false: no case and no scenario sends the
+    arguments the harness's schemas lack; the rest of each case is still judged."""
+    path = tmp_path / "r.json"
+    done = run_suite("--conformance-in-process", "--harness",
+                     fixture("no_window_no_replace_all:harness"), "--conformance-report",
+                     str(path), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:]
+    found = outcomes(report(path))
+    reasons = {c["id"]: c.get("message") for c in cases(report(path))}
+    assert reasons["SCN-008"] == "not applicable: needs the option replaceAll"  # fs-edit-ambiguous
+    for scenario in ("SCN-010", "SCN-016", "SCN-018"):  # offset and limit
+        assert reasons[scenario] == "not applicable: needs the option readWindow"
+    assert {found[c] for c in ("REG-006", "REG-010", "REG-012", "REG-023")} == {"passed"}
+
+
 # -- baselines --------------------------------------------------------------------------------
 
 

@@ -37,15 +37,18 @@ CASES = [
     pytest.param(
         name,
         id=name,
-        marks=case(
-            f"SCN-{number:03d}",
-            rules=[
-                "scenario.pinned",
-                "scenario.format",
-                "scenario.normalize",
-                "scenario.workspace",
-            ],
-        ),
+        marks=[
+            case(
+                f"SCN-{number:03d}",
+                rules=[
+                    "scenario.pinned",
+                    "scenario.format",
+                    "scenario.normalize",
+                    "scenario.workspace",
+                ],
+            ),
+            needs(options=scenarios.options_used(scenarios.load(name))),
+        ],
     )
     for number, name in enumerate(scenarios.SCENARIO_SET, start=1)
 ]
