@@ -37,6 +37,7 @@ MUTANTS = {
     "keeps_bom_on_write": {"PRV-024"},
     "trailing_slash_unresolved": {"GRD-020", "RD-019"},
     "edit_skips_type_check": {"PRV-031"},
+    "remedy_in_policy": {"REM-015"},
 }
 
 
@@ -104,6 +105,7 @@ ONE_CAUSE: dict[str, set[str]] = {
     },
     "lock_by_spelling": {"fs.cas.one-winner · GRD-026 · check-failed"},
     "to_error_bare": {"err.to-error.value · to-error-uncoded · check-failed"},
+    "remedy_in_policy": {"remedy.cause · remedied-cause-lost · check-failed"},
     "trailing_slash_unresolved": {
         "fs.resolve.display · trailing-slash · refused-instead-of-accepted"
     },

@@ -214,25 +214,39 @@ def test_the_provider_message_behind_a_remedy_is_bare(session: Session, disk: Di
                                                       judge: Judge, w: Wording) -> None:  # fmt: skip
     """keep the recovery out of the provider's own message: only the model-facing error has it"""
     disk.write("a.txt", "keep\n")
-    result = session.write("a.txt", "clobber\n").refused("fs.msg.exists-unread")
-    handle = session.tool_error(result.call_id)
-    judge.true(
-        handle is not None,
-        "tool_error gave no error for the refused write",
-        rule="contract.tool-error",
-    )
-    if handle is None:
-        return
-    described = client.inspect(handle)
-    cause = described["cause"] or {}
-    bare, message = w("fs.exists_unread", p=disk.display("a.txt")), cause.get("message")
-    # A recovery instruction in it is the defect the model-facing texts show: one cause.
-    sig = shape_signature(message, bare, w.remedies()) if isinstance(message, str) else None
-    judge.equal("the provider error behind the remedy has the message", message, bare,
-                rule="fs.msg.no-remedy", level="wording", signature=sig,
-                call=result.record.index if sig else None)  # fmt: skip
-    judge.equal("the provider error behind the remedy has the code", cause.get("code"),
-                "FS_NOT_OBSERVED", rule="remedy.cause")  # fmt: skip
+    # the provider's refusal of a write, and the policy's own refusal of an edit
+    for result, key in [
+        (session.write("a.txt", "clobber\n").refused("fs.msg.exists-unread"), "fs.exists_unread"),
+        (session.edit("a.txt", "keep", "x").refused("policy.edit-intent"), "policy.edit_unobserved"),
+    ]:  # fmt: skip
+        bare = w(key, p=disk.display("a.txt"))
+        handle = session.tool_error(result.call_id)
+        judge.true(handle is not None, f"tool_error gave no error for the refused {result.record.tool}",
+                   rule="contract.tool-error")  # fmt: skip
+        if handle is None:
+            continue
+        tool, cause = result.record.tool, client.inspect(handle)["cause"]
+        # No error behind the remedy at all is a remedied error without its cause, not a
+        # provider message with a recovery in it: that is all there is to judge. Where the
+        # model's text lacks the recovery, no remedy ran: that text's shape is the defect.
+        missing = shape_signature(result.text, w.remedied(key, "FS_NOT_OBSERVED", p=disk.display("a.txt")),
+                                  w.remedies())  # fmt: skip
+        if not judge.true(isinstance(cause, dict),
+                          f"the error behind the refused {tool} has no cause: the error the remedy "
+                          "was appended to is not chained", rule="remedy.cause",
+                          signature=missing or subject_signature("remedy.cause", "remedied-cause-lost"),
+                          call=result.record.index if missing else None):  # fmt: skip
+            continue
+        assert isinstance(cause, dict)
+        behind = "provider error" if tool == "write" else "policy's error"
+        message = cause.get("message")
+        # A recovery instruction in it is the defect the model-facing texts show: one cause.
+        sig = shape_signature(message, bare, w.remedies()) if isinstance(message, str) else None
+        judge.equal(f"the {behind} behind the remedy has the message", message, bare,
+                    rule="fs.msg.no-remedy", level="wording", signature=sig,
+                    call=result.record.index if sig else None)  # fmt: skip
+        judge.equal(f"the {behind} behind the remedy has the code", cause.get("code"),
+                    "FS_NOT_OBSERVED", rule="remedy.cause")  # fmt: skip
 
 
 @case("REM-016", rules=["fs.os-error.cause", "fs.os-error.node", "contract.tool-error"])
