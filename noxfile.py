@@ -42,7 +42,7 @@ def tests(session: nox.Session) -> None:
     if CI and len(FOUND) < 2:
         session.error(f"CI tests on at least two of Python 3.11–3.13; found {FOUND} on PATH")
     session.install(".", *_group("test"))
-    # The tests marked `once` run the whole suite against 27 mutants and the implementer example
+    # The tests marked `once` run the whole suite against 28 mutants and the implementer example
     # under nox: what they judge (verdicts, root causes, an implementer's CI) is the same on every
     # Python, and the suite's own runs on each Python are the other tests'. They run on the newest
     # Python found, so `nox` stays within its 30 minutes; `pytest` alone runs them all.

@@ -1075,10 +1075,13 @@ _SCRIPTED: Final = "scenario.pinned"
 def _fold_scripted_wording(found: dict[str, RootCause], per_case: dict[str, list[str]]) -> None:
     """A scripted call's text joins the one wording cause a call the suite made itself shows for
     a tool in common, in the same situation and with the same deviation: the model saw the same
-    text, judged there under its own rule. With two such causes it stays apart (no guess)."""
+    text, judged there under its own rule. With two such causes it stays apart (no guess).
+
+    So does a scripted call's accepted-or-refused where ``RULES`` is silent (an ambiguous edit
+    accepted): the call the suite made itself names the rule the table cannot."""
     for sig in list(found):
         rule, _, rest = sig.partition(" · ")
-        if rule != _SCRIPTED or rest.rsplit(" · ", 1)[-1] not in _WORDING:
+        if rule != _SCRIPTED or rest.rsplit(" · ", 1)[-1] not in (*_WORDING, *_OFF_SCRIPT):
             continue
         tools = set(found[sig].tools)
         same = [

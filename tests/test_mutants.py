@@ -38,6 +38,7 @@ MUTANTS = {
     "trailing_slash_unresolved": {"GRD-020", "RD-019"},
     "edit_skips_type_check": {"PRV-031"},
     "remedy_in_policy": {"REM-015"},
+    "edit_first_of_many": {"PRV-015", "PRV-026", "SCN-008"},
 }
 
 
@@ -106,6 +107,8 @@ ONE_CAUSE: dict[str, set[str]] = {
     "lock_by_spelling": {"fs.cas.one-winner · GRD-026 · check-failed"},
     "to_error_bare": {"err.to-error.value · to-error-uncoded · check-failed"},
     "remedy_in_policy": {"remedy.cause · remedied-cause-lost · check-failed"},
+    # the scenario's accepted edit, which RULES cannot name, joins the direct calls' cause
+    "edit_first_of_many": {"fs.msg.ambiguous · existing-read · accepted-instead-of-refused"},
     "trailing_slash_unresolved": {
         "fs.resolve.display · trailing-slash · refused-instead-of-accepted"
     },
