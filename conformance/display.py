@@ -32,6 +32,13 @@ variable: a harness that leaves one unredacted reads
 ``"[REDACTED] <$HARNESS_CONFORMANCE_DB_PASSWORD>"`` on every run, where the value itself
 changes each time.
 
+A name the harness drew at random for a file of its own (a temporary file it left behind) is
+shown by its shape, each random part as ``…``: ``".a.txt.….tmp" created``. Random here is what
+the common generators draw: a run of eight or more hex digits with a digit among them (tokens,
+hashes, UUIDs' parts), of four or more decimal digits (process IDs, times, Go's temp names),
+and Python's ``tmp`` with its eight characters. A name drawn otherwise can still differ from
+run to run; the suite's own names never have such a run.
+
 Only the display is normalized: every check compares what the harness really sent.
 
 Values are shown as JSON (``true``, ``null``, ``{"name": "FsError"}``), strings as JSON strings,
@@ -227,6 +234,17 @@ def path(value: str) -> str:
 def watched(name: str) -> str:
     """A path a snapshot names relative to the root, as a sentence names it."""
     return PLACES.watched(name)
+
+
+_DRAWN: Final = re.compile(
+    r"(?<![A-Za-z0-9])(?:(?=[0-9a-f]*[0-9])[0-9a-f]{8,}|(?=[0-9A-F]*[0-9])[0-9A-F]{8,}|[0-9]{4,})"
+    r"(?![A-Za-z0-9])|(?<![A-Za-z0-9])(tmp)[a-z0-9_]{8}(?![A-Za-z0-9_])"
+)
+
+
+def shaped(name: str) -> str:
+    """A path with the random parts of its names shown as ``…`` (see the module's text)."""
+    return _DRAWN.sub(lambda match: f"{match.group(1) or ''}…", name)
 
 
 def text(value: str) -> str:

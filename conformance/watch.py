@@ -49,7 +49,8 @@ class Change:
 
     def describe(self) -> str:
         """The change in words: ``"a.txt" overwritten (5 → 0 bytes)``."""
-        quoted = display.quote(display.watched(self.path))
+        # a harness's own temporary file is named by its shape, not by what it drew this run
+        quoted = display.quote(display.shaped(display.watched(self.path)))
         before, after = self.before, self.after
         if before is None and after is not None:
             if after.kind == "file":

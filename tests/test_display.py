@@ -156,6 +156,20 @@ def test_a_change_names_its_path_by_place(places: Path) -> None:
     assert beside.describe() == '"../stray.txt" created (1 bytes: "\ufffd")'
 
 
+def test_a_name_the_harness_drew_at_random_is_shown_by_its_shape() -> None:
+    # what the common generators draw: hex tokens, process IDs and times, Python's tempfile
+    assert display.shaped(".a.txt.c85448b589af.reference-tmp") == ".a.txt.….reference-tmp"
+    assert display.shaped("a.txt.tmp.12345") == "a.txt.tmp.…"
+    assert display.shaped("<harness tmp>/tmpk3j2_x9a") == "<harness tmp>/tmp…"
+    assert display.shaped("tmpq1w2e3r4/b.txt") == "tmp…/b.txt"
+    assert display.shaped("x/DEADBEEF12.part") == "x/….part"
+    # the suite's own names, and a harness's fixed ones, stay as they are
+    for kept in ("latin1.txt", "sbx-014.txt", "shared3.txt", "a.txt~", ".a.txt.swp", "deadbeef"):
+        assert display.shaped(kept) == kept
+    made = Change(".a.txt.4f0e2d9c1b3a.tmp", None, content_entry(b"x"))
+    assert made.describe() == '".a.txt.….tmp" created (1 bytes: "x")'
+
+
 def test_a_call_on_an_absolute_path_reads_as_the_relative_one(places: Path) -> None:
     record = CallRecord("write", {"file_path": str(places / "a.txt"), "content": "x"})
     wire = {"callId": "c1", "content": [{"type": "text", "text": "ok"}], "isError": False}
