@@ -78,6 +78,7 @@ DEVIATIONS: Final[dict[str, str]] = {
     "accepted-instead-of-refused": "is accepted",
     "refused-instead-of-accepted": "is refused",
     "refused-and-changed": "is refused, yet changes the disk",
+    "stray-files": "leaves new files beside its target (a temporary file?)",
     "bytes-differ": "leaves other bytes than the spec says",
     "not-written": "is accepted but the target is not written",
     "other-files-changed": "changes files other than its target",
@@ -121,14 +122,20 @@ RULES: Final[dict[tuple[str, str, str], str]] = {
 A combination the table does not list keeps the rule its case cited for the call.
 """
 
-_BEHAVIOUR_RULES: Final = {"harness-dir-files": "tool.changes-only-target"}
-"""Deviations whose rule is the same whatever the case: the rest keep the case's own rule."""
+BEHAVIOUR_RULES: Final = {
+    "harness-dir-files": "tool.changes-only-target",
+    # new files beside a target that is as the case expects: whatever the guard or the write
+    # did, it was right; what it left behind is one defect, wherever it shows
+    "stray-files": "tool.changes-only-target",
+}
+"""Deviations whose rule (and situation: any) is the same whatever the case: the rest keep the
+case's own rule."""
 
 
 def rule_for(tool: str, situation: str | None, expected: str, deviation: str, cited: str) -> str:
     """The rule a deviating call broke: from the deviation, else the table, else the case's."""
-    if deviation in _BEHAVIOUR_RULES:
-        return _BEHAVIOUR_RULES[deviation]
+    if deviation in BEHAVIOUR_RULES:
+        return BEHAVIOUR_RULES[deviation]
     if deviation in ("accepted-instead-of-refused", "refused-instead-of-accepted"):
         return RULES.get((tool, situation or "", expected), cited)
     return cited
@@ -512,7 +519,7 @@ class RootCause:
         rule, situation, deviation = self.signature.split(" · ")
         does = DEVIATIONS.get(deviation, deviation)
         tools = " or ".join(self.tools) or "a call"
-        if deviation == "harness-dir-files" or situation == "any":
+        if situation == "any":
             return f"{tools} {does}"
         if deviation == "check-failed":
             if situation in SUBJECTS:

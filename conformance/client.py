@@ -19,6 +19,7 @@ from typing import Final, cast
 
 from conformance import display, scenarios
 from conformance.causes import (
+    BEHAVIOUR_RULES,
     Observations,
     carries_remedy,
     code_signature,
@@ -117,7 +118,7 @@ class Result:
         """(rule, signature) of this call's deviation, through the one table of causes."""
         record = self.record
         rule = rule_for(record.tool, record.situation, expected, deviation, cited)
-        where = "any" if deviation == "harness-dir-files" else record.situation
+        where = "any" if deviation in BEHAVIOUR_RULES else record.situation
         return rule, signature(rule, where, deviation)
 
     def _deviate(self, expected: str, deviation: str, cited: str, happened: str,
@@ -127,6 +128,17 @@ class Result:
         rule, sig = self._cause(expected, deviation, cited)
         judge.record("behaviour", False, f"{self.what} {happened}; {cite(rule)}", rule, rank,
                      signature=sig, call=self.record.index)  # fmt: skip
+
+    def _strays(self, wanted: Mapping[str, Expected]) -> bool:
+        """Whether all that changed beyond ``wanted`` is new files, none of them the call's
+        target: a temporary file left behind, whatever the case was about."""
+        target, keys = self.record.target, {os.path.normpath(path) for path in wanted}
+        extra = [c for c in self.changes if os.path.normpath(c.path) not in keys]
+        return (
+            target is not None
+            and bool(extra)
+            and all(c.before is None and os.path.normpath(c.path) != target for c in extra)
+        )
 
     def accepted(self, rule: str, *, changes: Mapping[str, Expected] | None = None) -> Result:
         """Not an error, and the disk changed exactly as ``changes`` says (nothing by default).
@@ -145,6 +157,8 @@ class Result:
             # The first deviation's verdict says everything that changed; another kind of
             # deviation in the same call is a violation of its own, so causes never merge.
             kinds = list(_sorted_deviations(wrong, wanted, self.is_error).items())
+            if [kind for kind, _ in kinds] == ["other-files-changed"] and self._strays(wanted):
+                kinds = [("stray-files", kinds[0][1])]
             self._deviate("accepted", kinds[0][0], rule, f"{flag} {' and '.join(wrong)}",
                           RANK_DISK)  # fmt: skip
             for deviation, parts in kinds[1:]:
@@ -173,6 +187,8 @@ class Result:
                 deviation = "accepted-instead-of-refused"
             elif all(display.in_harness_dir(c.path) for c in self.changes):
                 deviation = "harness-dir-files"
+            elif self._strays({}):
+                deviation = "stray-files"
             else:
                 deviation = "refused-and-changed"
             self._deviate("refused", deviation, rule, f"{verb}{' and '.join(happened)}", RANK_DISK)

@@ -39,6 +39,7 @@ MUTANTS = {
     "edit_skips_type_check": {"PRV-031"},
     "remedy_in_policy": {"REM-015"},
     "edit_first_of_many": {"PRV-015", "PRV-026", "SCN-008"},
+    "write_leaves_temp": {"REM-012", "GRD-001", "PUB-001", "STM-001"},
 }
 
 
@@ -112,6 +113,8 @@ ONE_CAUSE: dict[str, set[str]] = {
     "trailing_slash_unresolved": {
         "fs.resolve.display · trailing-slash · refused-instead-of-accepted"
     },
+    # refused or published, every write leaves one: one cause, its name shown by its shape
+    "write_leaves_temp": {"tool.changes-only-target · any · stray-files"},
 }
 
 
