@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 import threading
@@ -648,6 +649,50 @@ def test_a_ref_to_an_earlier_batchs_rejected_answer_fails_in_its_place() -> None
         assert str(outcomes[-1]) == (
             f"make_error not made: request {MAX_BATCH - 1} of the batch answered no handle"
         )
+
+
+LEAVES_A_GRANDCHILD = """
+import subprocess, sys
+sys.stdin.readline()
+grandchild = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+sys.stderr.write(f"grandchild {grandchild.pid}\\n")
+sys.exit(5)
+"""
+
+
+def _grandchild_of(failure: HarnessCallError) -> int:
+    """The pid a ``LEAVES_A_GRANDCHILD`` child wrote to its stderr (the verdict shows it)."""
+    return int(str(failure).rsplit("grandchild ", 1)[1].split()[0])
+
+
+def _ends(pid: int) -> bool:
+    """Whether process ``pid`` (not a child of this one) ends, waited for without polling;
+    one that does not is killed, so that a failing test leaves nothing running either."""
+    try:
+        handle = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        if select.select([handle], [], [], 60)[0]:  # a bound against a hang only
+            return True
+        signal.pidfd_send_signal(handle, signal.SIGKILL)
+        return False
+    finally:
+        os.close(handle)
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="needs pidfd_open (Linux)")
+def test_what_a_child_started_is_stopped_with_it_when_it_exits_on_its_own() -> None:
+    """The child is gone before the suite stops it: its process group still is not."""
+    transport = _child(LEAVES_A_GRANDCHILD, timeout_s=60)
+    try:
+        with pytest.raises(HarnessCallError) as info:
+            transport.call("describe", {})
+        assert str(info.value).startswith("describe failed: the harness exited with status 5")
+        assert _ends(_grandchild_of(info.value))
+    finally:
+        transport.close()
 
 
 def test_a_child_that_exited_before_its_request_is_named_by_its_exit() -> None:

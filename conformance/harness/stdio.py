@@ -182,10 +182,12 @@ class _Child:
         """Stop the child and everything it started."""
         self.stopping = True
         self.wake()
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
+        # The group even when the child itself has ended: what it started lives on otherwise.
+        # While any of them is left, the group keeps the child's pid from being reused.
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            if self.process.poll() is None:
                 self.process.kill()
         self.process.wait()
         # Its stdout and the wake pipe are closed once no thread reads them (a reader that
