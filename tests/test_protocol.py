@@ -695,6 +695,21 @@ def test_what_a_child_started_is_stopped_with_it_when_it_exits_on_its_own() -> N
         transport.close()
 
 
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="needs pidfd_open (Linux)")
+def test_a_child_that_exits_while_what_it_started_holds_its_stdout_is_named_by_its_exit() -> None:
+    """Its stdout never ends while the grandchild lives: the call fails at once, in the words
+    of the exit, not after the timeout (as a timeout, counted towards a dead harness)."""
+    holds_stdout = LEAVES_A_GRANDCHILD.replace("stdout=subprocess.DEVNULL", "stdout=sys.stdout")
+    transport = _child(holds_stdout, timeout_s=60)
+    try:
+        with pytest.raises(HarnessCallError) as info:
+            transport.call("describe", {})
+        assert str(info.value).startswith("describe failed: the harness exited with status 5")
+        assert _ends(_grandchild_of(info.value))
+    finally:
+        transport.close()
+
+
 def test_a_child_that_exited_before_its_request_is_named_by_its_exit() -> None:
     """Whether the suite first notices its stdin closed or its stdout ended is timing: the
     words are the exit's either way (a harness started early can be gone by its first call)."""

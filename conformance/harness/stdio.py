@@ -144,6 +144,9 @@ class _Child:
         self._reading = False  # the drain is waiting in os.read with every line before handled
         self._ended = False
         self.stopping = False
+        self.exited = False
+        """Whether the process has ended (seen by its watcher): its stdout may not, when
+        something it started holds the pipe open, so readers stop waiting for that."""
         self.generation = 0
         self.greeted = False
         """Whether it has answered the handshake (a fresh child must, before anything else)."""
@@ -302,8 +305,10 @@ class _Child:
                 self.process.wait()
         except ChildProcessError:  # already reaped: the suite stopped it
             return
+        self.exited = True
         if self.stopping:
             return
+        self.wake()  # a caller reading stdout for its answer hears of it now
         with self.reader:
             self.transport._read(self, until=None, deadline=None)
 
@@ -696,12 +701,22 @@ class Stdio(Transport):
         while not child.stdout_ended and self._child is child:
             if until is not None and until.done:
                 return
+            # Read before polling: once it is set, all the process wrote is in the pipe.
+            exited = child.exited
             ready = poll_awake(child.poller) if until is not None and self._lone(until) else []
             if not ready:
                 wait_ms = None
-                if deadline is not None:
+                if exited:
+                    wait_ms = 0
+                elif deadline is not None:
                     wait_ms = max(0, math.ceil((deadline - time.monotonic()) * 1000))
                 ready = child.poller.poll(wait_ms)
+            if not ready and exited:
+                # Its stdout has not ended, held open by something it started: nothing more
+                # of the child's own is coming, so it ended now, in the words of its exit.
+                child.stdout_ended = True
+                child.stdout_closed()
+                return
             if not ready:
                 return
             if any(fd != child.stdout for fd, _ in ready):
