@@ -582,13 +582,16 @@ class Session:
 
 
 class HarnessGone(BaseException):
-    """A property's call found the harness dead: the case ends here, in that call's words.
+    """A property's call found the harness dead, or stopped it (a timeout, an exit, a broken
+    protocol): the case ends here, in that call's words.
 
     Not an ``Exception``, so hypothesis lets it through: a dead harness is no counterexample,
     and shrinking against one only piles up its failures (and their tracebacks) in the verdict.
+    Nor is a stopped one: hypothesis' replay of the example meets a fresh process, and the
+    case would end in its ``FlakyFailure`` words, which hide what happened.
     """
 
-    def __init__(self, error: HarnessDead) -> None:
+    def __init__(self, error: HarnessCallError) -> None:
         super().__init__(str(error))
         self.error = error
 
@@ -613,7 +616,8 @@ class Client:
         self.lacking: Callable[[str], None] | None = None
         """Called (the plugin skips the case as not applicable) before a lacked method is used."""
         self.dead_ends_case = False
-        """Inside a property's body: a dead harness raises ``HarnessGone`` (the plugin sets it)."""
+        """Inside a property's body: a dead or stopped harness raises ``HarnessGone`` (the
+        plugin sets it)."""
 
     def call(self, method: str, params: JsonObject) -> Json:
         """One raw contract call.
@@ -640,7 +644,7 @@ class Client:
         """A request's result, or its failure raised as ``call`` raises it."""
         if not isinstance(outcome, HarnessCallError):
             return outcome
-        if self.dead_ends_case and isinstance(outcome, HarnessDead):
+        if self.dead_ends_case and (isinstance(outcome, HarnessDead) or outcome.stopped):
             raise HarnessGone(outcome) from outcome
         if not outcome.unknown or not self.profile.implements(method):
             raise outcome

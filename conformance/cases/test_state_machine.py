@@ -457,9 +457,14 @@ def test_guard_state_machine(
     explicit = getattr(getattr(pytestconfig, "option", None), "hypothesis_seed", None)
     if explicit is None:
         machine._hypothesis_internal_use_seed = case_seed("STM-001")  # type: ignore[attr-defined]
+    # Not a hypothesis test itself, so set here: a call that stops or finds dead the harness
+    # ends the case in its words (HarnessGone), where hypothesis' replay of the steps on a
+    # fresh process would call the machine's data generation flaky instead.
+    client.dead_ends_case = True
     try:
         run_state_machine_as_test(machine, settings=settings(stateful_step_count=STEPS))
     finally:
+        client.dead_ends_case = False
         # a divergence in a situation that refines another one's, same rule and deviation, is
         # that divergence (as in the run's root causes): reported once, under the broader one
         shown = [d.signature for d in found.values() if d.signature]

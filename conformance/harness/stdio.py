@@ -563,6 +563,7 @@ class Stdio(Transport):
                     f"{what} not made: session {session!r} belonged to a harness process that "
                     f"{self._stopped_because or 'was stopped'}",
                     method=method,
+                    stopped=True,
                 )
         with self._start_lock:
             with self._lock:
@@ -588,7 +589,9 @@ class Stdio(Transport):
         with self._lock:
             if self._child is not child:  # stopped since it was chosen: its pending were failed
                 raise HarnessCallError(
-                    f"{what} failed: the harness {self._stopped_because}", method=method
+                    f"{what} failed: the harness {self._stopped_because}",
+                    method=method,
+                    stopped=True,
                 )
             request_id = next(self._ids)
             pending = self._pending[request_id] = _Pending(method)
@@ -617,7 +620,9 @@ class Stdio(Transport):
             self._timed_out(child, request_id, what, method, waited=timeout, limit=limit)
         self._forget(request_id)
         if pending.failure is not None:
-            raise HarnessCallError(f"{what} failed: the harness {pending.failure}", method=method)
+            raise HarnessCallError(
+                f"{what} failed: the harness {pending.failure}", method=method, stopped=True
+            )
         answer = pending.answer
         assert answer is not None
         if handshake:
@@ -769,7 +774,9 @@ class Stdio(Transport):
                 self.deadline_cuts += 1
             self._retire(child, f"was stopped: {what} reached the run's deadline")
             raise HarnessCallError(
-                f"{what} did not answer within {waited:.1f} s ({limit})", method=method
+                f"{what} did not answer within {waited:.1f} s ({limit})",
+                method=method,
+                stopped=True,
             )
         with self._lock:
             self._timeouts_in_a_row += 1
@@ -782,7 +789,7 @@ class Stdio(Transport):
         self._retire(child, f"was stopped: {what} timed out")
         if dead is not None:
             raise HarnessDead(f"{message}\n{dead}", method=method)
-        raise HarnessCallError(message, method=method)
+        raise HarnessCallError(message, method=method, stopped=True)
 
     def _broken(self, child: _Child, what: str, *, with_tail: bool = False) -> None:
         """The child can no longer be trusted: fail every pending call and stop it."""

@@ -25,13 +25,22 @@ class HarnessCallError(Exception):
     """A call to the harness failed; the message says what happened."""
 
     def __init__(
-        self, message: str, *, method: str, propagated: str | None = None, unknown: bool = False
+        self,
+        message: str,
+        *,
+        method: str,
+        propagated: str | None = None,
+        unknown: bool = False,
+        stopped: bool = False,
     ) -> None:
         super().__init__(message)
         self.method = method
         self.propagated = propagated
         self.unknown = unknown
         """The harness answered that it has no such method (SPEC {proto.unknown})."""
+        self.stopped = stopped
+        """The harness process was stopped under the call (it timed out, exited or broke the
+        protocol): the same call again meets a fresh process, so it is no counterexample."""
 
 
 class HarnessDead(HarnessCallError):
