@@ -67,6 +67,18 @@ def test_a_harness_that_exits_inside_a_property_ends_it_in_that_calls_words(
         assert "failed: the harness exited with status 3" in first, first
 
 
+def test_a_harness_that_exits_on_what_is_not_an_event_has_not_refused_it(tmp_path: Path) -> None:
+    """DRV-006 takes an error answer for the refusal; the process ending is none."""
+    _, data = hostile_run("--harness", fixture("hostile:exits_on_non_events"),
+                          "--conformance-case", "DRV-006", cwd=tmp_path)  # fmt: skip
+    case = case_of(data, "DRV-006")
+    assert case["outcome"] == "failed"
+    assert case["verdicts"][0]["verdict"] == (  # type: ignore[index]
+        "HarnessCallError: derive_messages failed: the harness exited with status 0; "
+        "it wrote nothing to stderr"
+    )
+
+
 def test_a_harness_that_hangs_is_timed_out_then_declared_dead(tmp_path: Path) -> None:
     done, data = hostile_run("--harness", fixture("hostile:hangs"), "--conformance-timeout", "1",
                        cwd=tmp_path)  # fmt: skip

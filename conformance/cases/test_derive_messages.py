@@ -129,13 +129,16 @@ NOT_EVENTS: list[tuple[str, list[Json]]] = [
 def test_what_is_not_an_event_is_refused(client: Client, judge: Judge) -> None:
     """refuse what is not an event (an untyped object, a string, an unknown type), never fold it"""
     # A refusal is the call failing in the harness, whatever the language's error: over the
-    # protocol an answer {"error": …}. A harness that dies is no refusal, and is not caught.
+    # protocol an answer {"error": …}. A harness that dies, or whose process ends, hangs or
+    # breaks the protocol on the call (it is stopped), refused nothing, and is not caught.
     for what, events in NOT_EVENTS:
         try:
             derived = client.derive(cast(list[JsonObject], events))
         except HarnessDead:
             raise
-        except HarnessCallError:
+        except HarnessCallError as exc:
+            if exc.stopped:
+                raise
             judge.true(True, "", rule="history.input")
             continue
         judge.true(False, f"derive_messages of {show(events)} ({what}) answered {show(derived)} "
