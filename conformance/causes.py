@@ -651,11 +651,16 @@ def group(cases: Iterable[Mapping[str, Json]]) -> Causes:
     return Causes(ordered, explained, len(per_case), recommended)
 
 
+PASSES_AS_DECLARED: Final = "declared as expected to fail, and passes"
+"""In the message of a case named by expect-fail that passes: it fails the run, no defect."""
+
+
 def at_fault(case: Mapping[str, Json]) -> bool:
-    """Whether a failed case failed at some level: one declared as expected to fail that
-    passes fails the run, but at no level (its levels say passed), and is no defect."""
-    levels = case.get("levels")
-    return not isinstance(levels, dict) or not levels or "failed" in levels.values()
+    """Whether a failed case shows a defect of the harness: not one declared as expected to
+    fail that passes. (Its levels say passed, as do those of a case whose teardown failed,
+    which is a defect: the message tells them apart.)"""
+    message = case.get("message")
+    return not (isinstance(message, str) and PASSES_AS_DECLARED in message.split(":", 1)[0])
 
 
 def _verdicts(case: Mapping[str, Json]) -> list[Mapping[str, Json]]:

@@ -37,6 +37,7 @@ import conformance
 from conformance import display, hookspecs, interrupt, outcomes, parallel, speed, workers
 from conformance.baseline import Baseline, BaselineError
 from conformance.basetemp import HARNESS_CWD, HARNESS_TMP, BaseTempError, RunBase, default_base
+from conformance.causes import PASSES_AS_DECLARED
 from conformance.client import Client, HarnessGone
 from conformance.failures import OwnWords
 from conformance.harness.contract import ContractError, Profile
@@ -1311,7 +1312,7 @@ def pytest_runtest_makereport(
         )
         if declared_passes:
             report.longrepr = (
-                f"[XPASS(strict)] {case_id}{DECLARED}, and passes: remove it from "
+                f"[XPASS(strict)] {case_id} {PASSES_AS_DECLARED}: remove it from "
                 "--conformance-expect-fail or the settings' expect-fail"
             )
         failed = (report.failed and not declared_passes) or (

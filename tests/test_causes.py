@@ -10,6 +10,7 @@ from typing import cast
 
 import pytest
 
+from conformance import causes as causes_module
 from conformance import scenarios
 from conformance.causes import (
     CONSEQUENCES,
@@ -720,3 +721,14 @@ def test_a_recommended_fail_case_is_named_by_its_first_verdict(
     # Every case is in one column of the area table (a recommended failure under xfail).
     total = next(line for line in output.splitlines() if line.startswith("total "))
     assert sum(int(cell) for cell in total.split()[1:7]) == len(cast(list[Json], data["cases"]))
+
+
+def test_a_case_failed_in_its_teardown_is_a_defect_and_a_declared_one_passing_is_not() -> None:
+    # Both fail the run with every level passed: only the message tells them apart.
+    passed = {"behaviour": "passed", "wording": "passed"}
+    teardown = {"id": "RD-001", "outcome": "failed", "levels": passed,
+                "message": "close_workspace: the harness answered it as an unknown method"}  # fmt: skip
+    declared = {"id": "RD-002", "outcome": "failed", "levels": passed,
+                "message": f"[XPASS(strict)] RD-002 {causes_module.PASSES_AS_DECLARED}: remove it"}  # fmt: skip
+    assert causes_module.at_fault(teardown)
+    assert not causes_module.at_fault(declared)
