@@ -147,6 +147,10 @@ class _Child:
         self.exited = False
         """Whether the process has ended (seen by its watcher): its stdout may not, when
         something it started holds the pipe open, so readers stop waiting for that."""
+        self._reap_lock = threading.Lock()
+        self._exit_seen = threading.Event()
+        """Set once the process has ended and before it is reaped (where ``os.waitid`` can
+        wait without reaping): its pid then still names its group, and nothing else's."""
         self.generation = 0
         self.greeted = False
         """Whether it has answered the handshake (a fresh child must, before anything else)."""
@@ -185,14 +189,7 @@ class _Child:
         """Stop the child and everything it started."""
         self.stopping = True
         self.wake()
-        # The group even when the child itself has ended: what it started lives on otherwise.
-        # While any of them is left, the group keeps the child's pid from being reused.
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            if self.process.poll() is None:
-                self.process.kill()
-        self.process.wait()
+        self._reap()
         # Its stdout and the wake pipe are closed once no thread reads them (a reader that
         # never lets go, stuck on a pipe something else holds open, keeps them).
         readers_gone = self.reader.acquire(timeout=STDERR_GRACE_S)
@@ -212,12 +209,27 @@ class _Child:
                 self._wake_read = self._wake_write = -1
             self.reader.release()
 
+    def _reap(self) -> int:
+        """Kill the child and everything it started, then reap it.
+
+        The group even when the child itself has ended, as what it started lives on
+        otherwise; and only before the child is reaped, while its pid still names the group:
+        once reaped, a group with none of them left frees that ID for another program's.
+        """
+        with self._reap_lock:
+            if self.process.returncode is None:
+                try:
+                    os.killpg(self.process.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    if self.process.poll() is None:
+                        self.process.kill()
+            return self.process.wait()
+
     def status(self) -> str:
-        """How the process ended, in words."""
-        try:
-            code = self.process.wait(timeout=2)
-        except subprocess.TimeoutExpired:
+        """How the process ended, in words (it is reaped, what it started stopped first)."""
+        if self.process.returncode is None and not self._exit_seen.wait(timeout=2):
             return "closed its stdout but is still running"
+        code = self._reap()
         if code < 0:
             return f"was killed by signal {-code}"
         return f"exited with status {code}"
@@ -305,6 +317,8 @@ class _Child:
                 self.process.wait()
         except ChildProcessError:  # already reaped: the suite stopped it
             return
+        finally:
+            self._exit_seen.set()
         self.exited = True
         if self.stopping:
             return
