@@ -139,7 +139,7 @@ for line in sys.stdin:
         ('{"result": 1}', "the harness sent an answer without an id"),
         ('{"id": 999999, "result": 1}', "the harness sent an answer with an unknown id 999999"),
         ('{"id": ID}', 'the harness sent an answer with neither "result" nor "error"'),
-        ("not json at all", "the harness answered with a line that is not JSON: 'not json at all'"),
+        ("not json at all", 'the harness answered with a line that is not JSON: "not json at all"'),
     ],
 )
 def test_an_answer_outside_the_protocol_fails_the_call(answer: str, failure: str) -> None:
@@ -148,6 +148,21 @@ def test_an_answer_outside_the_protocol_fails_the_call(answer: str, failure: str
         with pytest.raises(HarnessCallError) as info:
             transport.call("describe", {})
         assert str(info.value).startswith(f"describe failed: {failure}")
+    finally:
+        transport.close()
+
+
+def test_a_line_that_is_no_utf_8_is_shown_as_its_bytes() -> None:
+    # not lost to U+FFFD: the verdict shows what the harness sent, as any value is shown
+    program = "import sys; sys.stdin.readline(); sys.stdout.buffer.write(b'\\xff garbage\\n'); sys.stdout.flush(); sys.stdin.read()"
+    transport = _child(program, timeout_s=10)
+    try:
+        with pytest.raises(HarnessCallError) as info:
+            transport.call("describe", {})
+        assert str(info.value).startswith(
+            "describe failed: the harness answered with a line that is not JSON: "
+            "<bytes ff2067617262616765>"
+        )
     finally:
         transport.close()
 

@@ -841,9 +841,9 @@ class Stdio(Transport):
         try:
             message = json.loads(line)
         except ValueError:
-            text = line.decode("utf-8", errors="replace")
+            # shown as any value is: a JSON string, or <bytes …> where it is not UTF-8
             self._broken(
-                child, f"answered with a line that is not JSON: {text[:200]!r}", with_tail=True
+                child, f"answered with a line that is not JSON: {show(line, 200)}", with_tail=True
             )
             return
         if isinstance(message, dict) and "id" not in message and message.get("method") == "paused":
@@ -863,8 +863,7 @@ class Stdio(Transport):
                 if pending is None
                 else 'an answer with neither "result" nor "error"'
             )
-            text = line.decode("utf-8", errors="replace")
-            self._broken(child, f"sent {problem}: {text[:200]!r}")
+            self._broken(child, f"sent {problem}: {show(line, 200)}")
             return
         pending.answer = message
         pending.done = True
