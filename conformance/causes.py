@@ -7,7 +7,7 @@ the session saw and what the disk held), what the spec expected of it, and how t
 deviated. One table (``RULES``) turns situation and expectation into the rule the call broke.
 
 The **signature** of a violation is ``<rule> · <situation> · <deviation>``; failures with one
-signature are one root cause. Five folds keep one defect from splitting across cases:
+signature are one root cause. Six folds keep one defect from splitting across cases:
 
 - a situation that refines another (``read-via-alias`` refines ``existing-read``) joins the
   root cause of its parent when the same run shows the parent with the same deviation;
@@ -15,6 +15,8 @@ signature are one root cause. Five folds keep one defect from splitting across c
 - a later call of the same case on a target an earlier call already diverged on is a
   consequence of the earlier divergence;
 - what the situations after a failed read still show is one behaviour (``_fold_failed_reads``);
+- a read's wrong text in several situations of what the session observed is one
+  (``_fold_read_texts``);
 - a cause the spec makes a consequence of another joins it (``CONSEQUENCES``).
 
 Nothing else merges: a violation without a call (a case's own check) is its own cause per case
@@ -73,6 +75,11 @@ SITUATIONS: Final[dict[str, tuple[str | None, str]]] = {
     "any": (None, "any file"),
 }
 """The situations a call can meet, each with the one it refines (or ``None``)."""
+OBSERVATION_STATES: Final = frozenset({
+    "existing-unread", "existing-read", "after-failed-read", "changed-since-read",
+    "rewritten-same-size", "stale-after-failed-read", "unguarded",
+})  # fmt: skip
+"""Situations of an existing file that differ only in what the session observed of it."""
 
 DEVIATIONS: Final[dict[str, str]] = {
     "accepted-instead-of-refused": "is accepted",
@@ -626,6 +633,7 @@ def group(cases: Iterable[Mapping[str, Json]]) -> Causes:
     per_case = {str(c["id"]): _case_signatures(c, found, wrongly)[0] for c in failed}
     _fold_refinements(found, per_case)
     _fold_failed_reads(found, per_case)
+    _fold_read_texts(found, per_case)
     _fold_consequences(found, per_case)
     _fold_scripted_wording(found, per_case)
     ordered: list[RootCause] = []
@@ -902,6 +910,32 @@ def _merge(
         if tool not in found[into].tools:
             found[into].tools.append(tool)
     del found[sig]
+
+
+def _fold_read_texts(found: dict[str, RootCause], per_case: dict[str, list[str]]) -> None:
+    """A read's wrong text under one rule in two or more situations that differ only in what
+    the session observed is one defect, in situation ``any``: what a read shows of a file does
+    not depend on that. Seen in one situation only, it keeps that situation's words (a harness
+    may show a file it read before otherwise, by design or by defect)."""
+    by_rule: dict[str, list[str]] = {}
+    for sig, cause in found.items():
+        parts = sig.split(" · ")
+        if (
+            len(parts) == 3
+            and parts[1] in OBSERVATION_STATES
+            and parts[2] == "text-differs"
+            and cause.tools == ["read"]
+        ):
+            by_rule.setdefault(parts[0], []).append(sig)
+    for rule, sigs in by_rule.items():
+        if len(sigs) < 2:
+            continue
+        into = signature(rule, "any", "text-differs")
+        if into not in found:
+            first = found[sigs[0]]
+            found[into] = RootCause(into, first.rule, first.required, tools=["read"])
+        for sig in sigs:
+            _merge(found, per_case, sig, into)
 
 
 AFTER_FAILED_READ: Final = ("after-failed-read", "stale-after-failed-read",

@@ -67,6 +67,23 @@ def _case(case_id: str, verdicts: list[JsonObject], calls: list[JsonObject]) -> 
 # -- grouping ----------------------------------------------------------------------------------
 
 
+def test_a_reads_wrong_text_in_several_observation_states_is_one_cause() -> None:
+    # A read that turns CRLF into LF shows it whether the session read the file before or not.
+    unread, read = (
+        f"read.lines · {s} · text-differs" for s in ("existing-unread", "existing-read")
+    )
+    cases = [
+        _case("RD-002", [_verdict(unread, 0, "wording")], [_call("read", "existing-unread")]),
+        _case("RD-003", [_verdict(read, 1, "wording")], [_call("read", "existing-unread"),
+                                                         _call("read", "existing-read")]),
+    ]  # fmt: skip
+    assert [(c.signature, c.cases) for c in group(cases).causes] == [
+        ("read.lines · any · text-differs", ["RD-002", "RD-003"])
+    ]
+    # seen in one situation only, it keeps its words (a re-read may be shown otherwise)
+    assert [c.signature for c in group(cases[1:]).causes] == [read]
+
+
 def test_one_defect_in_many_cases_is_one_root_cause_led_by_its_first_case() -> None:
     cases = [
         _case("GRD-003", [_verdict(OVERWRITE, 1)], [_call("read", "existing-unread"),
