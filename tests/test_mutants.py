@@ -40,6 +40,7 @@ MUTANTS = {
     "remedy_in_policy": {"REM-015"},
     "edit_first_of_many": {"PRV-015", "PRV-026", "SCN-008"},
     "write_leaves_temp": {"REM-012", "GRD-001", "PUB-001", "STM-001"},
+    "racy_by_mtime": {"GRD-028"},
 }
 
 
@@ -115,6 +116,7 @@ ONE_CAUSE: dict[str, set[str]] = {
     },
     # refused or published, every write leaves one: one cause, its name shown by its shape
     "write_leaves_temp": {"tool.changes-only-target · any · stray-files"},
+    "racy_by_mtime": {"fs.version.racy · rewritten-same-size · accepted-instead-of-refused"},
 }
 
 

@@ -95,6 +95,18 @@ def test_same_size_rewrite_is_stale_for_write(session: Session, disk: Disk) -> N
     session.write("v.txt", "v3\n").refused("fs.version.racy").code(STALE, "fs.version.changes")
 
 
+@case("GRD-028", rules=["fs.version.changes", "fs.version.racy"])
+def test_same_size_rewrite_of_an_old_file_is_stale(session: Session, disk: Disk) -> None:
+    """see a same-size rewrite with the mtime restored as a change, in a file modified long ago"""
+    # Its mtime far in the past, only its ctime says it changed just now: a harness that takes
+    # the mtime for how recent a change is trusts a version that a rewrite left the same.
+    disk.write("v.txt", "v1.0.0\n")
+    disk.backdate("v.txt")
+    observe(session, "v.txt")
+    disk.same_size_rewrite("v.txt", "v2.0.0\n")
+    session.write("v.txt", "v3\n").refused("fs.version.racy").code(STALE, "fs.version.changes")
+
+
 @case("GRD-008", rules=["policy.record", "fs.publish.commit-point"])
 def test_own_mutations_are_observations(session: Session, disk: Disk) -> None:
     """count the session's own successful write and edit as fresh observations"""
