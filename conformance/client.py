@@ -130,14 +130,22 @@ class Result:
                      signature=sig, call=self.record.index)  # fmt: skip
 
     def _strays(self, wanted: Mapping[str, Expected]) -> bool:
-        """Whether all that changed beyond ``wanted`` is new files, none of them the call's
-        target: a temporary file left behind, whatever the case was about."""
+        """Whether all that changed beyond ``wanted`` is new files beside the call's target,
+        none of them the target: a temporary file left behind, whatever the case was about.
+
+        Beside: in the target's own directory. A new file anywhere else (outside the fence,
+        through a symlink swapped in) is where the call wrote, not what it left behind.
+        """
         target, keys = self.record.target, {os.path.normpath(path) for path in wanted}
+        if target is None:
+            return False
         extra = [c for c in self.changes if os.path.normpath(c.path) not in keys]
-        return (
-            target is not None
-            and bool(extra)
-            and all(c.before is None and os.path.normpath(c.path) != target for c in extra)
+        beside = os.path.dirname(os.path.normpath(target))
+        return bool(extra) and all(
+            c.before is None
+            and os.path.normpath(c.path) != target
+            and os.path.dirname(os.path.normpath(c.path)) == beside
+            for c in extra
         )
 
     def accepted(self, rule: str, *, changes: Mapping[str, Expected] | None = None) -> Result:

@@ -481,3 +481,30 @@ def test_an_unjudged_change_beside_the_root_is_not_the_harness_dirs() -> None:
         "tool.changes-only-target · any · other-files-changed",
         "tool.changes-only-target · any · harness-dir-files",
     ]
+
+
+def test_a_new_file_elsewhere_than_beside_the_target_is_no_stray() -> None:
+    """A refused write that left a file in the target's directory left a temporary file behind
+    (one cause, tool.changes-only-target); one that created a file outside the fence (a
+    directory swapped for a symlink, PUB-004) wrote where it must not: the case's own rule."""
+    from conformance.client import Result
+    from conformance.harness.contract import Profile
+    from conformance.watch import Change, content_entry
+
+    wire = {"callId": "c1", "content": [{"type": "text", "text": "no"}], "isError": True}
+    found = {}
+    for where in ("real/.pwn.txt.0a1b2c3d4e5f.tmp", "../outside/pwn.txt", "other/pwn.txt"):
+        judge = Judge(frozenset(LEVELS))
+        record = CallRecord("write", {"file_path": "real/pwn.txt", "content": "escaped\n"},
+                            situation="new-file", target="real/pwn.txt", index=0)  # fmt: skip
+        changes = [Change(where, None, content_entry(b"escaped\n"))]
+        profile = Profile("h", "1", "python", frozenset({"tools"}))
+        Result(wire, "c1", "no", True, None, 1, record, changes, judge, profile).refused(
+            "fs.publish.no-redirect"
+        )
+        found[where] = [v.signature for v in judge.violations]
+    assert found == {
+        "real/.pwn.txt.0a1b2c3d4e5f.tmp": ["tool.changes-only-target · any · stray-files"],
+        "../outside/pwn.txt": ["fs.publish.no-redirect · new-file · refused-and-changed"],
+        "other/pwn.txt": ["fs.publish.no-redirect · new-file · refused-and-changed"],
+    }
