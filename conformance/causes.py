@@ -661,14 +661,27 @@ def group(cases: Iterable[Mapping[str, Json]]) -> Causes:
 
 PASSES_AS_DECLARED: Final = "declared as expected to fail, and passes"
 """In the message of a case named by expect-fail that passes: it fails the run, no defect."""
+XPASS_LEAD: Final = "[XPASS(strict)] "
+"""How pytest's failure of a strict expected failure that passed starts (and so its message)."""
 
 
 def at_fault(case: Mapping[str, Json]) -> bool:
     """Whether a failed case shows a defect of the harness: not one declared as expected to
     fail that passes. (Its levels say passed, as do those of a case whose teardown failed,
-    which is a defect: the message tells them apart.)"""
+    which is a defect: the message tells them apart.)
+
+    Both must say so: a verdict's first line can hold words the harness chose (the name of a
+    file it created), but not a passed level beside them, nor pytest's lead.
+    """
+    levels = case.get("levels")
+    if isinstance(levels, dict) and "failed" in levels.values():
+        return True
     message = case.get("message")
-    return not (isinstance(message, str) and PASSES_AS_DECLARED in message.split(":", 1)[0])
+    return not (
+        isinstance(message, str)
+        and message.startswith(XPASS_LEAD)
+        and PASSES_AS_DECLARED in message.split(":", 1)[0]
+    )
 
 
 def _verdicts(case: Mapping[str, Json]) -> list[Mapping[str, Json]]:

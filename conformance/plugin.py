@@ -37,7 +37,7 @@ import conformance
 from conformance import display, hookspecs, interrupt, outcomes, parallel, speed, workers
 from conformance.baseline import Baseline, BaselineError
 from conformance.basetemp import HARNESS_CWD, HARNESS_TMP, BaseTempError, RunBase, default_base
-from conformance.causes import PASSES_AS_DECLARED
+from conformance.causes import PASSES_AS_DECLARED, XPASS_LEAD
 from conformance.client import Client, HarnessGone
 from conformance.failures import OwnWords
 from conformance.harness.contract import ContractError, Profile
@@ -1308,11 +1308,11 @@ def pytest_runtest_makereport(
         # A declared expected failure that passes fails the run (strict), but the harness
         # failed nothing: its levels say so, and the failure says what to change.
         declared_passes = (
-            report.failed and str(report.longrepr) == f"[XPASS(strict)] {case_id}{DECLARED}"
+            report.failed and str(report.longrepr) == f"{XPASS_LEAD}{case_id}{DECLARED}"
         )
         if declared_passes:
             report.longrepr = (
-                f"[XPASS(strict)] {case_id} {PASSES_AS_DECLARED}: remove it from "
+                f"{XPASS_LEAD}{case_id} {PASSES_AS_DECLARED}: remove it from "
                 "--conformance-expect-fail or the settings' expect-fail"
             )
         failed = (report.failed and not declared_passes) or (

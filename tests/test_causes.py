@@ -749,3 +749,17 @@ def test_a_case_failed_in_its_teardown_is_a_defect_and_a_declared_one_passing_is
                 "message": f"[XPASS(strict)] RD-002 {causes_module.PASSES_AS_DECLARED}: remove it"}  # fmt: skip
     assert causes_module.at_fault(teardown)
     assert not causes_module.at_fault(declared)
+
+
+def test_a_verdict_in_words_the_harness_chose_is_no_declared_pass() -> None:
+    # A file named in the words of a declared pass, left by a write: a defect all the same
+    # (it vanished from the root causes and the baseline).
+    failed = {"behaviour": "failed", "wording": "passed"}
+    named = {"id": "GRD-001", "outcome": "failed", "levels": failed,
+             "message": f'write of "a.txt" refused, yet "{causes_module.PASSES_AS_DECLARED}" '
+                        'created (1 bytes: "x"); SPEC §2.1 {tool.changes-only-target}'}  # fmt: skip
+    assert causes_module.at_fault(named)
+    assert causes_module.group([named]).failed == 1
+    # Nor does pytest's lead make one, where a level failed.
+    led = {**named, "message": f"[XPASS(strict)] GRD-001 {causes_module.PASSES_AS_DECLARED}: x"}
+    assert causes_module.at_fault(led)
