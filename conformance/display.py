@@ -37,7 +37,8 @@ shown by its shape, each random part as ``…``: ``".a.txt.….tmp" created``. R
 the common generators draw: a run of eight or more hex digits with a digit among them (tokens,
 hashes, UUIDs' parts), of four or more decimal digits (process IDs, times, Go's temp names),
 and Python's ``tmp`` with its eight characters. A name drawn otherwise can still differ from
-run to run; the suite's own names never have such a run.
+run to run. Of the suite's own names only the look-alike temporary files of PUB-005 and
+PUB-011 have such a run, and read by their shape too.
 
 Only the display is normalized: every check compares what the harness really sent.
 
