@@ -161,6 +161,7 @@ SUBJECTS: Final[dict[str, str]] = {
     "to-error-uncoded": "to_error of a value that is not an error gives no HarnessError UNKNOWN",
     "failure-uncoded": "an error event of a failure without a code of its own has no code UNKNOWN",
     "secret-unredacted": "a planted secret reaches the model or a log in failure text, unredacted",
+    "protocol-broken": "the harness answers outside the protocol (not JSON, no or an unknown id)",
 }
 """What a case's own check (no call) found, where the same check in several cases is the same
 defect: ``<rule> · <subject> · check-failed`` is one cause across those cases. A check that

@@ -37,7 +37,7 @@ import conformance
 from conformance import display, hookspecs, interrupt, outcomes, parallel, speed, workers
 from conformance.baseline import Baseline, BaselineError
 from conformance.basetemp import HARNESS_CWD, HARNESS_TMP, BaseTempError, RunBase, default_base
-from conformance.causes import PASSES_AS_DECLARED, XPASS_LEAD
+from conformance.causes import PASSES_AS_DECLARED, XPASS_LEAD, subject_signature
 from conformance.client import Client, HarnessGone
 from conformance.failures import OwnWords
 from conformance.harness.contract import ContractError, Profile
@@ -1265,7 +1265,13 @@ def _cut_short(judge: Judge, exc: Exception) -> ConformanceFailure:
         f"{type(exc).__name__}: {exc}" if not isinstance(exc, AssertionError) else str(exc)
     )
     judge.cut_short = True
-    judge.violations.append(Violation("behaviour", -1, sentence or type(exc).__name__, None))
+    # An answer outside the protocol names the rule it broke (its words cite it already), and
+    # is one cause wherever it shows: the harness's framing, not the case's subject.
+    rule = exc.rule if isinstance(exc, HarnessCallError) else None
+    sig = subject_signature(rule, "protocol-broken") if rule is not None else None
+    judge.violations.append(
+        Violation("behaviour", -1, sentence or type(exc).__name__, rule, signature=sig)
+    )
     return ConformanceFailure(judge.violations)
 
 

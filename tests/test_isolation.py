@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -429,3 +430,23 @@ def test_a_run_leaves_nothing_in_its_directories(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout[-2000:]
     assert os.listdir(tmp_path) == ["tmp"]
     assert os.listdir(temp) == []
+
+
+def test_an_answer_outside_the_protocol_names_its_rule_and_is_one_cause(tmp_path: Path) -> None:
+    # A verdict of a line that is not JSON cited no rule, and each case that met one was a
+    # cause of its own in its own words.
+    proxy = f"{shlex.quote(sys.executable)} {shlex.quote(str(REPO / 'tests/fixtures/garbles_a_call.py'))}"
+    _, data = hostile_run("--harness-cmd", proxy, "--conformance-case", "RD-001",
+                          "--conformance-case", "RD-002", cwd=tmp_path)  # fmt: skip
+    for case_id in ("RD-001", "RD-002"):
+        verdicts = case_of(data, case_id)["verdicts"]
+        assert isinstance(verdicts, list)
+        [verdict] = verdicts
+        assert verdict["rule"] == "proto.ids"
+        assert 'failed: the harness answered with a line that is not JSON: "not an answer"; ' \
+            "SPEC §6.3 {proto.ids}: " in verdict["verdict"]  # fmt: skip
+    causes = data["rootCauses"]
+    assert isinstance(causes, list)
+    assert [(c["signature"], c["cases"]) for c in causes] == [
+        ("proto.ids · protocol-broken · check-failed", ["RD-001", "RD-002"])
+    ]

@@ -38,6 +38,7 @@ from conformance.encoding import json_text
 from conformance.harness.batch import MAX_BATCH, Unresolved, rebase
 from conformance.harness.contract import Json, JsonObject
 from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
+from conformance.rules import cite
 from conformance.speed import poll_awake
 
 DEFAULT_TIMEOUT_S: Final = 30.0
@@ -87,12 +88,18 @@ class Trace:
             self._out.close()
 
 
+PROTOCOL_BROKEN: Final = "proto.ids"
+"""The rule an answer outside the protocol breaks: no id, an unknown id, not JSON, no result
+or error (SPEC {proto.ids})."""
+
+
 @dataclass
 class _Pending:
     method: str
     done: bool = False
     answer: JsonObject | None = None
     failure: str | None = None
+    rule: str | None = None
 
     def finished(self) -> bool:
         """Whether it was answered or failed (set by whichever thread read or failed it)."""
@@ -635,7 +642,10 @@ class Stdio(Transport):
         self._forget(request_id)
         if pending.failure is not None:
             raise HarnessCallError(
-                f"{what} failed: the harness {pending.failure}", method=method, stopped=True
+                f"{what} failed: the harness {pending.failure}",
+                method=method,
+                stopped=True,
+                rule=pending.rule,
             )
         answer = pending.answer
         assert answer is not None
@@ -805,11 +815,15 @@ class Stdio(Transport):
             raise HarnessDead(f"{message}\n{dead}", method=method)
         raise HarnessCallError(message, method=method, stopped=True)
 
-    def _broken(self, child: _Child, what: str, *, with_tail: bool = False) -> None:
-        """The child can no longer be trusted: fail every pending call and stop it."""
-        self._retire(child, what + (child.tail() if with_tail else ""))
+    def _broken(
+        self, child: _Child, what: str, *, with_tail: bool = False, rule: str | None = None
+    ) -> None:
+        """The child can no longer be trusted: fail every pending call (under ``rule``, where it
+        broke one, cited before its stderr) and stop it."""
+        cited = f"; {cite(rule)}" if rule is not None else ""
+        self._retire(child, what + cited + (child.tail() if with_tail else ""), rule)
 
-    def _retire(self, child: _Child, reason: str) -> None:
+    def _retire(self, child: _Child, reason: str, rule: str | None = None) -> None:
         """Stop ``child`` (if it is still the current one) and fail what waits on it."""
         with self._lock:
             if self._child is not child:
@@ -827,7 +841,7 @@ class Stdio(Transport):
                 # Answered before the end was seen (a child that answers and exits at once,
                 # read by the thread that watched it exit): its caller takes the answer.
                 continue
-            waiting.failure = reason
+            waiting.failure, waiting.rule = reason, rule
             waiting.done = True
         child.wake()
         with self._turn:
@@ -843,7 +857,10 @@ class Stdio(Transport):
         except ValueError:
             # shown as any value is: a JSON string, or <bytes …> where it is not UTF-8
             self._broken(
-                child, f"answered with a line that is not JSON: {show(line, 200)}", with_tail=True
+                child,
+                f"answered with a line that is not JSON: {show(line, 200)}",
+                with_tail=True,
+                rule=PROTOCOL_BROKEN,
             )
             return
         if isinstance(message, dict) and "id" not in message and message.get("method") == "paused":
@@ -863,7 +880,7 @@ class Stdio(Transport):
                 if pending is None
                 else 'an answer with neither "result" nor "error"'
             )
-            self._broken(child, f"sent {problem}: {show(line, 200)}")
+            self._broken(child, f"sent {problem}: {show(line, 200)}", rule=PROTOCOL_BROKEN)
             return
         pending.answer = message
         pending.done = True

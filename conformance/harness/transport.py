@@ -32,6 +32,7 @@ class HarnessCallError(Exception):
         propagated: str | None = None,
         unknown: bool = False,
         stopped: bool = False,
+        rule: str | None = None,
     ) -> None:
         super().__init__(message)
         self.method = method
@@ -41,6 +42,9 @@ class HarnessCallError(Exception):
         self.stopped = stopped
         """The harness process was stopped under the call (it timed out, exited or broke the
         protocol): the same call again meets a fresh process, so it is no counterexample."""
+        self.rule = rule
+        """The rule the harness broke where the failure is one (an answer outside the
+        protocol: {proto.ids}); None where no rule speaks (an exit, a timeout)."""
 
 
 class HarnessDead(HarnessCallError):
