@@ -4,7 +4,7 @@
 * ``verdict`` — each case's judge, settled when the case ends;
 * ``report`` — outcomes per case and level, the summaries, the exit status;
 * ``baseline`` — known failures;
-* ``snapshots`` — pinned transcripts.
+* ``snapshots`` — pinned transcripts; ``snapshot_guard`` — who may rewrite which, and when.
 
 It is loaded in every pytest run of an environment where harness-conformance is installed
 (entry point ``pytest11``) and stays out of the way unless conformance cases are collected.
@@ -15,14 +15,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
-import inspect
 import itertools
 import json
 import os
 import re
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,7 +32,16 @@ from typing import Any, Final, cast
 import pytest
 
 import conformance
-from conformance import display, hookspecs, interrupt, outcomes, parallel, speed, workers
+from conformance import (
+    display,
+    hookspecs,
+    interrupt,
+    outcomes,
+    parallel,
+    snapshot_guard,
+    speed,
+    workers,
+)
 from conformance.baseline import Baseline, BaselineError
 from conformance.basetemp import HARNESS_CWD, HARNESS_TMP, BaseTempError, RunBase, default_base
 from conformance.causes import PASSES_AS_DECLARED, XPASS_LEAD, subject_signature
@@ -168,7 +175,7 @@ class _State:
                 raise pytest.UsageError(str(exc)) from None
         snapshots = config.getoption("conformance_snapshots")
         if snapshots is not None:
-            problem = _snapshot_dir_problem(snapshots)
+            problem = snapshot_guard.dir_problem(snapshots)
             if problem is not None:
                 raise pytest.UsageError(f"--conformance-snapshots {snapshots}: {problem}")
         baseline = config.getoption("conformance_baseline") or config.getini("conformance_baseline")
@@ -875,7 +882,7 @@ def _mark_cases(config: pytest.Config, items: list[pytest.Item]) -> None:
             if _is_case(item):
                 item.add_marker(pytest.mark.skip(reason=f"{NOT_RUN}{exc}"))
         return
-    _guard_snapshot_update(config, state)
+    snapshot_guard.guard_update(config, state)
     explicit_seed = config.getoption("hypothesis_seed", None) is not None
     for item in items:
         case_id = _case_id(item) if _is_case(item) else None
@@ -989,94 +996,6 @@ def _may_need_a_second_process(config: pytest.Config) -> bool:
     return all(_names_whole_suite(arg) or "test_publication" in arg for arg in config.args)
 
 
-def _the_suites_reference(state: _State) -> bool:
-    """Whether the run tests the reference shipped beside this suite, whose transcripts are the
-    normative snapshots. Decided by what the name loads, not by the name: a copy of the
-    reference's adapter answers "reference" to ``describe``, and a copy of its package in the
-    project, first on the child's path, is what ``--harness reference`` imports there."""
-    choice, client = state.choice, state.client
-    if choice is None or client is None or choice.kind != "python":
-        return False
-    if choice.value not in (DEFAULT_HARNESS, "reference.adapter:ReferenceHarness"):
-        return False
-    transport = client.transport
-    if isinstance(transport, Stdio):
-        loaded = _reference_in_child(transport)
-    else:
-        harness = getattr(transport, "harness", None)
-        loaded = None if harness is None else inspect.getfile(type(harness))
-    ours = Path(conformance.__file__).resolve().parent.parent / "reference"
-    return loaded is not None and Path(loaded).resolve().parent == ours
-
-
-def _reference_in_child(transport: Stdio) -> str | None:
-    """Where the harness's child finds ``reference``: asked of a Python started as it is."""
-    probe = "import importlib.util as u; s = u.find_spec('reference'); print(s and s.origin)"
-    done = subprocess.run(
-        [sys.executable, "-c", probe], cwd=transport.cwd, env=transport.env,
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    found = done.stdout.strip()
-    return found if done.returncode == 0 and found not in ("", "None") else None
-
-
-def _snapshot_dir_problem(directory: str) -> str | None:
-    """Why ``--conformance-snapshots`` can never be used, or None. A path that is no directory
-    failed every scenario case as the harness's defect ("no transcript … is pinned")."""
-    if not directory:
-        return "an empty path"
-    if os.path.lexists(directory) and not os.path.isdir(directory):
-        return "is not a directory"
-    return None
-
-
-def _refuse_missing_snapshots(
-    config: pytest.Config, state: _State, items: list[pytest.Item]
-) -> None:
-    """A missing ``--conformance-snapshots`` directory is bad input where the run would compare
-    transcripts with it (a misspelt one failed every scenario case as the harness's defect):
-    not in an update, which makes it, nor where no transcript is compared (the behaviour
-    level, a harness without ``loop``, no scenario case selected)."""
-    directory = config.getoption("conformance_snapshots")
-    if not directory or os.path.lexists(directory):
-        return
-    if getattr(config.option, "update_snapshots", False) or "wording" not in state.levels:
-        return
-    if state.profile is None or not state.profile.has("loop"):
-        return
-    if any(parallel.SNAPSHOT_FIXTURES & set(getattr(item, "fixturenames", ())) for item in items):
-        raise pytest.UsageError(
-            f"--conformance-snapshots {directory}: no such directory; --snapshot-update makes "
-            "it and pins this harness's transcripts there"
-        )
-
-
-SNAPSHOTS_AT_BEHAVIOUR: Final = (
-    "--snapshot-update wrote nothing: the pinned transcripts are wording, which "
-    "--conformance-level behaviour does not compare"
-)
-SNAPSHOTS_NEED_LOOP: Final = (
-    "--snapshot-update wrote nothing: the pinned transcripts are the scenario cases' (SCN), "
-    "which need the loop capability, and this harness does not declare it"
-)
-
-
-def _guard_snapshot_update(config: pytest.Config, state: _State) -> None:
-    if not getattr(config.option, "update_snapshots", False):
-        return
-    if state.profile is not None and not state.profile.has("loop"):
-        state.notes.append(SNAPSHOTS_NEED_LOOP)
-    elif "wording" not in state.levels:
-        state.notes.append(SNAPSHOTS_AT_BEHAVIOUR)
-    choice = state.choice
-    if not config.getoption("conformance_snapshots") and not _the_suites_reference(state):
-        label = choice.label if choice is not None else "another harness"
-        raise pytest.UsageError(
-            "--snapshot-update would rewrite the suite's normative snapshots with the output "
-            f"of {label}; pass --conformance-snapshots DIR to keep your own"
-        )
-
-
 def pytest_deselected(items: list[pytest.Item]) -> None:
     """Remember that only part of the suite runs (see ``pytest_collection_finish``)."""
     if items and any(_is_case(item) for item in items):
@@ -1109,7 +1028,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     state.selected = [c for c in (_case_id(i) for i in session.items if _is_case(i)) if c]
     if hasattr(config, "workeroutput"):
         workers.share_selection(config, _own_selection(state))
-    _refuse_missing_snapshots(config, state, session.items)
+    snapshot_guard.refuse_missing(config, state, session.items)
     if state.spare is not None and not SECOND_PROCESS_CASES & set(state.selected):
         state.spare.close()
         state.spare = None
@@ -1120,7 +1039,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     )
     ConformanceSnapshots.partial_run = False
     if not whole:
-        _partial_snapshots(config)
+        snapshot_guard.partial(config)
     speed.freeze_collected()
 
 
@@ -1135,14 +1054,6 @@ def _the_selection(config: pytest.Config, state: _State) -> workers.Selection:
     if state.case_items:
         return _own_selection(state)
     return workers.received_selection(config) or workers.Selection([], 0, False, {})
-
-
-def _partial_snapshots(config: pytest.Config) -> None:
-    """Only part of the cases run (or ran): their unused snapshots fail nothing, lose nothing."""
-    ConformanceSnapshots.partial_run = True
-    config.option.warn_unused_snapshots = True
-    if hasattr(config.option, "no_cleanup"):
-        config.option.no_cleanup = True
 
 
 @pytest.hookimpl(wrapper=True)
@@ -1160,7 +1071,7 @@ def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, objec
         return result
     finally:
         if not ended:
-            _partial_snapshots(session.config)
+            snapshot_guard.partial(session.config)
 
 
 def _names_whole_suite(arg: str) -> bool:
