@@ -698,24 +698,22 @@ def _ends(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="needs pidfd_open (Linux)")
-def test_what_a_child_started_is_stopped_with_it_when_it_exits_on_its_own() -> None:
-    """The child is gone before the suite stops it: its process group still is not."""
-    transport = _child(LEAVES_A_GRANDCHILD, timeout_s=60)
-    try:
-        with pytest.raises(HarnessCallError) as info:
-            transport.call("describe", {})
-        assert str(info.value).startswith("describe failed: the harness exited with status 5")
-        assert _ends(_grandchild_of(info.value))
-    finally:
-        transport.close()
-
-
-@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="needs pidfd_open (Linux)")
-def test_a_child_that_exits_while_what_it_started_holds_its_stdout_is_named_by_its_exit() -> None:
-    """Its stdout never ends while the grandchild lives: the call fails at once, in the words
-    of the exit, not after the timeout (as a timeout, counted towards a dead harness)."""
-    holds_stdout = LEAVES_A_GRANDCHILD.replace("stdout=subprocess.DEVNULL", "stdout=sys.stdout")
-    transport = _child(holds_stdout, timeout_s=60)
+@pytest.mark.parametrize(
+    "its_stdout",
+    [
+        # The child is gone before the suite stops it: its process group still is not.
+        "subprocess.DEVNULL",
+        # Its stdout never ends while the grandchild lives: the call fails at once, in the words
+        # of the exit, not after the timeout (as a timeout, counted towards a dead harness).
+        "sys.stdout",
+    ],
+    ids=["apart", "holding-its-stdout"],
+)
+def test_a_child_that_exits_on_its_own_is_named_by_its_exit_and_what_it_started_stops(
+    its_stdout: str,
+) -> None:
+    program = LEAVES_A_GRANDCHILD.replace("stdout=subprocess.DEVNULL", f"stdout={its_stdout}")
+    transport = _child(program, timeout_s=60)
     try:
         with pytest.raises(HarnessCallError) as info:
             transport.call("describe", {})
