@@ -151,9 +151,6 @@ class _Child:
         self._reading = False  # the drain is waiting in os.read with every line before handled
         self._ended = False
         self.stopping = False
-        self.exited = False
-        """Whether the process has ended (seen by its watcher): its stdout may not, when
-        something it started holds the pipe open, so readers stop waiting for that."""
         self._reap_lock = threading.Lock()
         self._exit_seen = threading.Event()
         """Set once the process has ended and before it is reaped (where ``os.waitid`` can
@@ -315,6 +312,12 @@ class _Child:
         self._stderr_reader.join(timeout=STDERR_GRACE_S)
         self.transport._broken(self, status, with_tail=True)
 
+    @property
+    def exited(self) -> bool:
+        """Whether the process has ended (seen by its watcher): its stdout may not, when
+        something it started holds the pipe open, so readers stop waiting for that."""
+        return self._exit_seen.is_set()
+
     def _watch_exit(self) -> None:
         """When the process ends while no call waits, read what it left and say how it ended."""
         try:
@@ -326,7 +329,6 @@ class _Child:
             return
         finally:
             self._exit_seen.set()
-        self.exited = True
         if self.stopping:
             return
         self.wake()  # a caller reading stdout for its answer hears of it now
