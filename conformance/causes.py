@@ -660,7 +660,9 @@ def group(cases: Iterable[Mapping[str, Json]]) -> Causes:
     return Causes(ordered, explained, len(per_case), recommended)
 
 
-PASSES_AS_DECLARED: Final = "declared as expected to fail, and passes"
+DECLARED: Final = "declared as expected to fail"
+"""Why a case named by expect-fail is a strict expected failure (after its ID)."""
+PASSES_AS_DECLARED: Final = f"{DECLARED}, and passes"
 """In the message of a case named by expect-fail that passes: it fails the run, no defect."""
 XPASS_LEAD: Final = "[XPASS(strict)] "
 """How pytest's failure of a strict expected failure that passed starts (and so its message)."""

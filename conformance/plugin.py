@@ -44,7 +44,7 @@ from conformance import (
 )
 from conformance.baseline import Baseline, BaselineError
 from conformance.basetemp import HARNESS_CWD, HARNESS_TMP, BaseTempError, RunBase, default_base
-from conformance.causes import PASSES_AS_DECLARED, XPASS_LEAD, subject_signature
+from conformance.causes import DECLARED, PASSES_AS_DECLARED, XPASS_LEAD, subject_signature
 from conformance.client import Client, HarnessGone
 from conformance.failures import OwnWords
 from conformance.harness.contract import ContractError, Profile
@@ -80,8 +80,6 @@ from conformance.verdict import LEVELS, ConformanceFailure, Judge, Violation, ve
 CASES_PACKAGE: Final = "conformance.cases"
 RECOMMENDED: Final = "recommended, never fails a run"
 """The expected-failure reason of a case whose every rule is recommended."""
-DECLARED: Final = " declared as expected to fail"
-"""The expected-failure reason of a case named by expect-fail, after its ID."""
 NOTHING_SELECTED: Final = "no case was selected (-k or -m chose none); exit status 5"
 """Why a run whose selection matched no case has reports with no case in them."""
 CASES_DIR: Final = Path(conformance.__file__).parent / "cases"
@@ -893,7 +891,7 @@ def _mark_cases(config: pytest.Config, items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.skip(reason=NOT_APPLICABLE + gap))
             continue
         if case_id in expected:
-            item.add_marker(pytest.mark.xfail(reason=f"{case_id}{DECLARED}", strict=True))
+            item.add_marker(pytest.mark.xfail(reason=f"{case_id} {DECLARED}", strict=True))
         elif all(book[r].recommended for r in case_rules(item)):
             item.add_marker(pytest.mark.xfail(reason=RECOMMENDED, strict=False))
         if not explicit_seed and getattr(item.obj, "is_hypothesis_test", False):  # type: ignore[attr-defined]
@@ -1225,7 +1223,7 @@ def pytest_runtest_makereport(
         # A declared expected failure that passes fails the run (strict), but the harness
         # failed nothing: its levels say so, and the failure says what to change.
         declared_passes = (
-            report.failed and str(report.longrepr) == f"{XPASS_LEAD}{case_id}{DECLARED}"
+            report.failed and str(report.longrepr) == f"{XPASS_LEAD}{case_id} {DECLARED}"
         )
         if declared_passes:
             report.longrepr = (
