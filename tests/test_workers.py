@@ -68,12 +68,15 @@ def test_a_selection_under_xdist_is_recorded_and_refused_as_a_baseline(tmp_path:
     done = run_suite("-k", "DEL", "-n", "2", "-q", "--conformance-report", str(path), cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-3000:]
     written = json.loads(path.read_text(encoding="utf-8"))
-    ran = len(written["cases"])
-    assert written["selected"] == {"cases": ran, "of": len(_every_case(tmp_path))}
-    assert 0 < ran < len(_every_case(tmp_path))
+    ran, every = len(written["cases"]), len(_every_case(tmp_path))
+    assert written["selected"] == {"cases": ran, "of": every}
+    assert 0 < ran < every
     made = cli("baseline", str(path), cwd=tmp_path)
     assert (made.returncode, made.stdout) == (4, "")
-    assert "make the baseline from a run of the whole suite" in made.stderr
+    assert made.stderr.splitlines() == [
+        f"ERROR: {path}: the run chose {ran} of {every} cases (-k, -m, --conformance-case or "
+        "--lf): make the baseline from a run of the whole suite"
+    ]
 
 
 def test_cases_no_worker_ran_are_not_run_under_xdist(tmp_path: Path) -> None:
