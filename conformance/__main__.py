@@ -35,7 +35,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
-from typing import Final
+from typing import Final, Protocol
 
 import conformance
 
@@ -176,8 +176,9 @@ def run(args: Sequence[str], *, settings_here: bool = True) -> int:
     stdout = sys.stdout
     if "--conformance-list-cases" in args:
         sys.stdout = sys.stderr  # pytest's own lines; the listing alone goes to stdout
+    usage = _one_line_usage()
     try:
-        code = int(pytest.main([*_BASE, *extra, *args], plugins=[_one_line_usage()]))
+        code = int(pytest.main([*_BASE, *extra, *args], plugins=[usage]))
     except KeyboardInterrupt:
         if not _plugin_reported():  # pytest let it through before its session ended
             _report_not_started(args)
@@ -189,7 +190,25 @@ def run(args: Sequence[str], *, settings_here: bool = True) -> int:
     if code == INTERRUPTED and not _plugin_reported():
         # pytest caught it itself, before its session could end (a signal in configure).
         _report_not_started(args)
+    elif code == USAGE_ERROR and not _plugin_reported() and not _lists(args):
+        # Bad input ends the run before it starts; the reports still say so, or a CI job that
+        # uploads them would show an earlier run's results as this one's.
+        read = [*_values(args, INPUTS), *(found.overrides.get(k, "") for k in _INPUT_INIS)]
+        _report_not_started(
+            args, f"the run did not start: {usage.error or 'bad input'}", spare=read
+        )
     return code
+
+
+INPUTS: Final = ("--conformance-baseline", "--conformance-wording", "--harness-mcp-map")
+"""The options naming a file the run reads: never written, even where a report is asked."""
+
+_INPUT_INIS: Final = ("conformance_baseline", "conformance_wording")
+
+
+def _lists(args: Sequence[str]) -> bool:
+    """Whether the run only lists the cases (it writes no report when it works either)."""
+    return any(a in ("--collect-only", "--co", "--conformance-list-cases") for a in args)
 
 
 def _importable_from(directory: str) -> None:
@@ -204,10 +223,16 @@ def _importable_from(directory: str) -> None:
     )
 
 
-def _report_not_started(args: Sequence[str]) -> None:
-    """The reports a run asked for, when it was interrupted before pytest's session started.
+def _report_not_started(
+    args: Sequence[str],
+    reason: str = "the run was interrupted before it started",
+    spare: Sequence[str] = (),
+) -> None:
+    """The reports a run asked for, when it ended before pytest's session started: interrupted,
+    or stopped by bad input.
 
-    They are always written (docs/protocol.md), here with no case and that reason.
+    They are always written (docs/protocol.md), here with no case and that reason; never over
+    a file in ``spare`` (one the run reads: bad input may be a report named as a baseline).
     """
     from conformance.report import Report, markdown  # noqa: PLC0415
     from conformance.rules import spec_version  # noqa: PLC0415
@@ -216,15 +241,22 @@ def _report_not_started(args: Sequence[str]) -> None:
         suite={"name": "harness-conformance", "version": conformance.__version__},
         spec=spec_version(),
     )
-    report.incomplete("the run was interrupted before it started")
+    report.incomplete(reason)
     writers: dict[str, Callable[[str], None]] = {
         "--conformance-report": report.write,
         "--conformance-report-md": lambda to: markdown.write(report, to),
     }
     for option, write in writers.items():
         for path in _values(args, (option,)):
+            if any(_same_file(path, read) for read in spare if read):
+                continue
             with contextlib.suppress(OSError):  # a place checked only once pytest starts
                 write(path)
+
+
+def _same_file(one: str, other: str) -> bool:
+    """Whether two paths name one file (or would, once made)."""
+    return os.path.realpath(one) == os.path.realpath(other)
 
 
 def cache_dir(args: Sequence[str], overrides: Mapping[str, str] | None = None) -> Path:
@@ -271,13 +303,22 @@ def _one_line(message: str) -> str:
     return message
 
 
-def _one_line_usage() -> object:
+class _Usage(Protocol):
+    """The run's usage plugin, as ``run`` reads it afterwards."""
+
+    error: str | None
+
+
+def _one_line_usage() -> _Usage:
     """A plugin for this run: pytest's own option errors (a bad value, an unknown option) in
     one line, as the suite's own bad input is; pytest's would name ``pytest.main()``, then
     the suite's ini file and rootdir on lines of their own."""
     import pytest  # noqa: PLC0415
 
     class OneLineUsage:
+        error: str | None = None
+        """The line pytest prints for the run's bad input, kept for its reports."""
+
         def pytest_addoption(self, parser: pytest.Parser) -> None:
             parser.prog = "python -m conformance"  # pytest's part of --help names the command
 
@@ -286,7 +327,16 @@ def _one_line_usage() -> object:
             try:
                 return (yield)
             except pytest.UsageError as exc:
-                raise pytest.UsageError(_one_line(str(exc))) from None
+                self.error = _one_line(str(exc))
+                raise pytest.UsageError(self.error) from None
+
+        @pytest.hookimpl(wrapper=True)
+        def pytest_cmdline_main(self) -> Generator[None, object, object]:
+            try:
+                return (yield)
+            except pytest.UsageError as exc:  # the suite's own checks, as the session starts
+                self.error = "; ".join(str(arg) for arg in exc.args)
+                raise
 
     return OneLineUsage()
 

@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 import types
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from pathlib import Path
 from typing import Any, Final, cast
 
@@ -90,6 +90,30 @@ LEVEL_CHOICES: Final = ("all", "behaviour")
 OUTPUTS: Final = {"conformance_report": True, "conformance_report_md": True,
                   "conformance_trace": False}  # fmt: skip
 """The options naming a file the run writes, each with whether a temporary file goes beside it."""
+
+
+def output_clash(outputs: Mapping[str, str | None], inputs: Mapping[str, str | None]) -> str | None:
+    """Why two options name one file (an output over an input or over another output), or None.
+
+    Each output is written at the run's end: one named twice would lose a file the run read
+    (a baseline, a wording file) or keep only the last of two outputs. A special file
+    (``/dev/null``, ``/dev/stdout``) takes whatever is written into it, so it never clashes.
+    """
+    seen: dict[str, str] = {}
+    for name, path in [*inputs.items(), *outputs.items()]:
+        if not path or (os.path.exists(path) and not os.path.isfile(path)):
+            continue
+        real = os.path.realpath(path)
+        if real in seen and name in outputs:
+            lost = "the run would write over what it reads"
+            if seen[real] in outputs:
+                lost = "one would write over the other"
+            return (
+                f"--{name.replace('_', '-')} {path}: is also --{seen[real].replace('_', '-')}; "
+                f"{lost}: name another file"
+            )
+        seen.setdefault(real, name)
+    return None
 
 
 class _State:
@@ -201,6 +225,13 @@ class _State:
             problem = output_problem(path, beside=beside) if path else None  # "": none asked
             if problem is not None:
                 raise pytest.UsageError(f"--{name.replace('_', '-')} {path}: {problem}")
+        clash = output_clash(
+            {name: config.getoption(name) for name in OUTPUTS},
+            {"conformance_baseline": baseline, "conformance_wording": wording,
+             "harness_mcp_map": config.getoption("harness_mcp_map")},
+        )  # fmt: skip
+        if clash is not None:
+            raise pytest.UsageError(clash)
 
     def past_deadline(self) -> bool:
         """Whether the run's deadline, counted from the session's start, has passed."""

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.plugin import output_clash
 from conformance.secrets import (
     SecretInSnapshot,
     check_snapshot,
@@ -158,6 +159,82 @@ def test_a_bad_option_is_one_line_and_nothing_else(
     assert "passed" not in done.stdout
     assert sorted(os.listdir(work)) == ["file", "taken"]
     assert not os.listdir(work / "taken")
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["--frobnicate"],
+         "unrecognized arguments: --frobnicate; python -m conformance --help lists the options"),
+        (["--conformance-level", "sloppy"],
+         "--conformance-level 'sloppy' does not exist; choose one of all, behaviour"),
+    ],
+)  # fmt: skip
+def test_bad_input_replaces_an_earlier_runs_reports_with_its_reason(
+    tmp_path: Path, args: list[str], error: str
+) -> None:
+    # A CI job uploads its reports whatever the exit status: after a typo it uploaded the
+    # last good run's, as if this run had passed.
+    path, summary = tmp_path / "report.json", tmp_path / "summary.md"
+    path.write_text('{"complete": true, "cases": []}\n', encoding="utf-8")
+    summary.write_text("## all passed\n", encoding="utf-8")
+    done = run_suite(*args, "--conformance-report", str(path), "--conformance-report-md",
+                     str(summary), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
+    assert error_lines(done) == [f"ERROR: {error}"]
+    data = report(path)
+    assert (data["complete"], data["reason"], data["cases"]) == (
+        False,
+        f"the run did not start: {error}",
+        [],
+    )
+    assert summary.read_text(encoding="utf-8").startswith("## Harness conformance: harness not")
+    assert f"the run did not start: {error}" in summary.read_text(encoding="utf-8")
+
+
+def test_a_report_named_as_the_baseline_is_refused_and_the_baseline_kept(tmp_path: Path) -> None:
+    baseline = tmp_path / "conformance-baseline.json"
+    kept = '{"format": 1, "failures": {}, "cases": []}\n'
+    baseline.write_text(kept, encoding="utf-8")
+    done = run_suite("--conformance-baseline", str(baseline), "--conformance-report",
+                     f"{tmp_path}/./{baseline.name}", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
+    assert error_lines(done) == [
+        f"ERROR: --conformance-report {tmp_path}/./{baseline.name}: is also "
+        "--conformance-baseline; the run would write over what it reads: name another file"
+    ]
+    assert baseline.read_text(encoding="utf-8") == kept
+
+
+def test_bad_input_writes_no_report_over_a_file_the_run_reads(tmp_path: Path) -> None:
+    # The bad input is the baseline itself (a report named in its place): the one file named
+    # both ways stays as it was, the run's own report goes where it was asked.
+    named = tmp_path / "last-run.json"
+    kept = '{"complete": true, "cases": []}\n'
+    named.write_text(kept, encoding="utf-8")
+    summary = tmp_path / "summary.md"
+    done = run_suite("--conformance-baseline", str(named), "--conformance-report", str(named),
+                     "--conformance-report-md", str(summary), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
+    assert len(error_lines(done)) == 1, error_lines(done)
+    assert named.read_text(encoding="utf-8") == kept
+    assert "the run did not start: baseline " in summary.read_text(encoding="utf-8")
+
+
+def test_two_outputs_named_as_one_file_are_one_line(tmp_path: Path) -> None:
+    done = run_suite("--conformance-report", "out.json", "--conformance-trace", "./out.json",
+                     cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
+    assert error_lines(done) == [
+        "ERROR: --conformance-trace ./out.json: is also --conformance-report; one would write "
+        "over the other: name another file"
+    ]
+    assert " passed" not in done.stdout
+
+
+def test_special_files_never_clash() -> None:
+    outputs = {"conformance_report": os.devnull, "conformance_report_md": os.devnull}
+    assert output_clash(outputs, {"conformance_baseline": None}) is None
 
 
 def test_a_report_the_disk_refuses_at_the_end_is_one_line_and_never_green(tmp_path: Path) -> None:
