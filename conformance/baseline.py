@@ -221,18 +221,22 @@ class Baseline:
                 continue
             listed += decision.status != "new" and result.id not in carried
             result.baseline = decision.status
+            advice = []
             if decision.status == "stale":
-                result.baseline_advice = decision.advice(result.id)
-            elif result.outcome == "failed" and decision.unlisted_levels:
-                # Named by what fails the run, not by the failure the baseline already accepts.
+                advice.append(decision.advice(result.id))
+            if result.outcome == "failed" and decision.unlisted_levels:
+                # Named by what fails the run, not by the failure the baseline already accepts;
+                # beside a stale level's advice too, which alone would hide the new failure.
                 levels = decision.unlisted_levels
                 first = next(
                     (str(v["verdict"]) for v in result.verdicts if v.get("level") in levels), None
                 )
-                result.baseline_advice = (
+                advice.append(
                     f"now fails at {' and '.join(levels)}, which the baseline does not list"
                     + (f": {first.splitlines()[0]}" if first else "")
                 )
+            if advice:
+                result.baseline_advice = "; and ".join(advice)
             if result.outcome == "failed" and decision.expected:
                 result.outcome = "expected-fail"
         report.baseline = {

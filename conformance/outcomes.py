@@ -65,6 +65,8 @@ def mark_known(
                 data["outcome"] = "expected-fail" if decision.expected else "passed"
             report.outcome = "failed"
             report.longrepr = f"stale baseline entry ({baseline.path}): {advice}"
+        else:  # a new failure fails it already; its stale entry is said beside that failure
+            report.sections.append(("stale baseline entry", f"{baseline.path}: {advice}"))
         if hasattr(report, "wasxfail"):
             del report.wasxfail
 

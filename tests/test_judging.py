@@ -336,6 +336,35 @@ def test_a_listed_case_failing_at_an_unlisted_level_is_named_by_that_failure(
     assert f"  STM-001   {said}" in lines(report)
 
 
+def test_a_case_stale_at_one_level_and_failing_at_another_is_told_both(tmp_path: Path) -> None:
+    # Listed at behaviour, which it now passes, and failing wording, which is not listed:
+    # the stale advice alone hid the failure that fails the run.
+    from conformance.baseline import Baseline
+    from conformance.outcomes import mark_known
+    from conformance.report import Report
+    from conformance.report.terminal import lines
+
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps({"format": 1, "failures": {"REM-003": {"behaviour": "x"}},
+                                "cases": ["REM-003"]}))  # fmt: skip
+    baseline = Baseline.load(str(path))
+    levels = {"behaviour": "passed", "wording": "failed"}
+    stale = "REM-003 now passes at behaviour: remove its entry from the baseline"
+    phase = pytest.TestReport("n", ("f.py", 1, "t"), {}, "failed", "wording differs", "call")
+    data: dict[str, object] = {"levels": levels}
+    mark_known(phase, "REM-003", data, baseline, False)
+    assert (phase.outcome, str(phase.longrepr)) == ("failed", "wording differs")
+    assert phase.sections == [("stale baseline entry", f"{path}: {stale}")]
+    report = Report(suite={"name": "harness-conformance", "version": "0"}, spec="2")
+    report.add("REM-003", "failed", "new words", {"levels": levels, "verdicts": [
+        {"level": "wording", "verdict": "new words"}]})  # fmt: skip
+    baseline.apply(report, strict_new=False)
+    result = report.cases["REM-003"]
+    said = f"{stale}; and now fails at wording, which the baseline does not list: new words"
+    assert (result.outcome, result.baseline, result.baseline_advice) == ("failed", "stale", said)
+    assert f"  {said}" in lines(report)
+
+
 def test_a_recommended_case_stale_at_one_level_fails_in_pytests_words_too(
     tmp_path: Path,
 ) -> None:
