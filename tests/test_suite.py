@@ -359,7 +359,14 @@ def test_an_empty_harness_option_is_refused(tmp_path: Path, args: list[str], pro
     done = run_suite(*args, "--conformance-report", str(path), cwd=tmp_path)
     assert done.returncode == 4
     assert error_lines(done) == [f"ERROR: {problem}"]
-    assert not path.exists()
+    # checked before anything starts: the report says no case ran, and why
+    data = report(path)
+    assert (data["complete"], data["reason"], data["cases"], data["harness"]) == (
+        False,
+        f"the run did not start: {problem}",
+        [],
+        {},
+    )
 
 
 def test_unrelated_pytest_runs_are_left_alone(tmp_path: Path) -> None:
