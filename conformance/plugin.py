@@ -93,7 +93,8 @@ OUTPUTS: Final = {"conformance_report": True, "conformance_report_md": True,
 
 
 def output_clash(outputs: Mapping[str, str | None], inputs: Mapping[str, str | None]) -> str | None:
-    """Why two options name one file (an output over an input or over another output), or None.
+    """Why two options (keyed as spelled) name one file: an output over an input or over
+    another output; or None.
 
     Each output is written at the run's end: one named twice would lose a file the run read
     (a baseline, a wording file) or keep only the last of two outputs. A special file
@@ -108,10 +109,7 @@ def output_clash(outputs: Mapping[str, str | None], inputs: Mapping[str, str | N
             lost = "the run would write over what it reads"
             if seen[real] in outputs:
                 lost = "one would write over the other"
-            return (
-                f"--{name.replace('_', '-')} {path}: is also --{seen[real].replace('_', '-')}; "
-                f"{lost}: name another file"
-            )
+            return f"{name} {path}: is also {seen[real]}; {lost}: name another file"
         seen.setdefault(real, name)
     return None
 
@@ -226,9 +224,10 @@ class _State:
             if problem is not None:
                 raise pytest.UsageError(f"--{name.replace('_', '-')} {path}: {problem}")
         clash = output_clash(
-            {name: config.getoption(name) for name in OUTPUTS},
-            {"conformance_baseline": baseline, "conformance_wording": wording,
-             "harness_mcp_map": config.getoption("harness_mcp_map")},
+            {**{f"--{name.replace('_', '-')}": config.getoption(name) for name in OUTPUTS},
+             "--junitxml": getattr(config.option, "xmlpath", None)},
+            {"--conformance-baseline": baseline, "--conformance-wording": wording,
+             "--harness-mcp-map": config.getoption("harness_mcp_map")},
         )  # fmt: skip
         if clash is not None:
             raise pytest.UsageError(clash)

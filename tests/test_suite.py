@@ -233,8 +233,17 @@ def test_two_outputs_named_as_one_file_are_one_line(tmp_path: Path) -> None:
 
 
 def test_special_files_never_clash() -> None:
-    outputs = {"conformance_report": os.devnull, "conformance_report_md": os.devnull}
-    assert output_clash(outputs, {"conformance_baseline": None}) is None
+    outputs = {"--conformance-report": os.devnull, "--junitxml": os.devnull}
+    assert output_clash(outputs, {"--conformance-baseline": None}) is None
+
+
+def test_pytests_junit_file_is_an_output_too(tmp_path: Path) -> None:
+    done = run_suite("--conformance-report", "out.xml", "--junitxml=out.xml", cwd=tmp_path)
+    assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
+    assert error_lines(done) == [
+        "ERROR: --junitxml out.xml: is also --conformance-report; one would write over the "
+        "other: name another file"
+    ]
 
 
 def test_a_report_the_disk_refuses_at_the_end_is_one_line_and_never_green(tmp_path: Path) -> None:
