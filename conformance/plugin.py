@@ -1172,8 +1172,10 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
     client = state.client
     if client is not None:
         client.dead_ends_case = judge.immediate
+    returned = False
     try:
         outcome = yield
+        returned = True
     except ConformanceFailure as failure:
         # Raised at once inside a property: the judge already holds it.
         if not judge.violations:
@@ -1193,9 +1195,24 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
         if client is not None:
             client.dead_ends_case = False
         _release_abandoned_calls(state, pyfuncitem)
+        # Taken whatever the case's end, so it is never told to the next case.
+        untold = _untold_break(state)
+        if untold is not None and not returned:
+            _cut_short(judge, untold)  # beside the failure the case ends on
+    if untold is not None:
+        raise _cut_short(judge, untold) from None
     judge.check_unjudged_calls()
     judge.settle()
     return outcome
+
+
+def _untold_break(state: _State) -> HarnessCallError | None:
+    """A protocol break the harness made after this case's last answer (a second answer sent
+    with it, a line that is no answer): this case's, though no call of it failed."""
+    for transport in (state.transport, state.spare, *state.second_instances):
+        if isinstance(transport, Stdio) and (untold := transport.take_untold()) is not None:
+            return untold
+    return None
 
 
 def _cut_short(judge: Judge, exc: Exception) -> ConformanceFailure:

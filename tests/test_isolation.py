@@ -432,6 +432,30 @@ def test_a_run_leaves_nothing_in_its_directories(tmp_path: Path) -> None:
     assert os.listdir(temp) == []
 
 
+def test_an_answer_sent_twice_fails_its_own_case_under_the_protocol_rule(tmp_path: Path) -> None:
+    # The second copy came in the same read as the first: it was taken without a word, or,
+    # after a case's last call, told to the next case instead.
+    fixture = REPO / "tests/fixtures/answers_twice.py"
+    proxy = f"{shlex.quote(sys.executable)} {shlex.quote(str(fixture))}"
+    _, data = hostile_run("--harness-cmd", proxy, "--conformance-case", "RD-001",
+                          "--conformance-case", "RD-002", cwd=tmp_path)  # fmt: skip
+    first = case_of(data, "RD-001")["verdicts"]
+    assert isinstance(first, list) and len(first) == 1
+    assert first[0]["rule"] == "proto.ids"
+    assert first[0]["verdict"].startswith(
+        "HarnessCallError: after the last call: the harness sent a second answer to request 3: "
+        '"{\\"id\\": 3, '
+    )
+    # the fresh process (a proxy of its own) doubles its first answer too, in RD-002's calls
+    second = case_of(data, "RD-002")["verdicts"]
+    assert isinstance(second, list) and len(second) == 1
+    assert second[0]["rule"] == "proto.ids"
+    assert "the harness sent a second answer to request 6: " in second[0]["verdict"]
+    assert [(c["signature"], c["cases"]) for c in data["rootCauses"]] == [  # type: ignore[attr-defined]
+        ("proto.ids · protocol-broken · check-failed", ["RD-001", "RD-002"])
+    ]
+
+
 def test_an_answer_outside_the_protocol_names_its_rule_and_is_one_cause(tmp_path: Path) -> None:
     # A verdict of a line that is not JSON cited no rule, and each case that met one was a
     # cause of its own in its own words.

@@ -22,6 +22,7 @@ from conformance.harness.batch import MAX_BATCH
 from conformance.harness.schema import problem, protocol_schema
 from conformance.harness.stdio import Stdio, Trace, _Pending
 from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
+from conformance.rules import cite
 from conformance.speed import poll_awake
 from tests.suite import REPO
 
@@ -148,6 +149,71 @@ def test_an_answer_outside_the_protocol_fails_the_call(answer: str, failure: str
         with pytest.raises(HarnessCallError) as info:
             transport.call("describe", {})
         assert str(info.value).startswith(f"describe failed: {failure}")
+    finally:
+        transport.close()
+
+
+ANSWERS_TWICE = """
+import json, sys
+first = None
+for line in sys.stdin:
+    request = json.loads(line)
+    answer = json.dumps({{"id": request["id"], "result": request["method"]}}) + "\\n"
+    if request["method"] == "first":
+        first = answer
+        sys.stdout.write(answer if {late} else answer * 2)
+    elif request["method"] == "second" and {late}:
+        sys.stdout.write(first + answer)  # the first answer again, once the next request came
+    else:
+        sys.stdout.write(answer)
+    sys.stdout.flush()
+"""
+
+
+@pytest.mark.parametrize("late", [False, True], ids=["in-one-write", "with-the-next-answer"])
+def test_a_second_answer_to_one_request_fails_the_next_call_in_the_same_words(
+    late: bool,
+) -> None:
+    # Read with the first (one write) it was taken without a word, and the call judged by
+    # whichever came last; read later it failed the next call: the same harness got two
+    # verdicts, as the reader happened to wake. Now it fails the next call either way.
+    transport = _child(ANSWERS_TWICE.format(late=late), timeout_s=10)
+    try:
+        assert transport.call("first", {}) == "first"
+        with pytest.raises(HarnessCallError) as info:
+            transport.call("second", {})
+        assert str(info.value) == (
+            'second failed: the harness sent a second answer to request 2: "{\\"id\\": 2, '
+            f'\\"result\\": \\"first\\"}}"; {cite("proto.ids")}'
+        )
+        assert (info.value.rule, info.value.stopped) == ("proto.ids", True)
+        assert transport.call("third", {}) == "third"  # a fresh process
+    finally:
+        transport.close()
+
+
+def test_a_break_between_calls_is_told_to_the_next_call() -> None:
+    # A line that is not JSON, written while no call waits: the child was replaced without a
+    # word, and a call that carries no session met the fresh one as if nothing had happened.
+    program = (
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    request = json.loads(line)\n"
+        "    sys.stdout.write(json.dumps({'id': request['id'], 'result': 0}) + '\\n')\n"
+        "    if request['method'] == 'first': sys.stdout.write('debug: ready\\n')\n"
+        "    sys.stdout.flush()\n"
+    )
+    transport = _child(program, timeout_s=10)
+    try:
+        assert transport.call("first", {}) == 0
+        with pytest.raises(HarnessCallError) as info:
+            transport.call("second", {})
+        assert str(info.value).startswith(
+            'second failed: the harness answered with a line that is not JSON: "debug: ready"; '
+            f"{cite('proto.ids')}"
+        )
+        assert info.value.rule == "proto.ids"
+        assert transport.call("third", {}) == 0
     finally:
         transport.close()
 

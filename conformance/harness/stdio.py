@@ -410,6 +410,10 @@ class Stdio(Transport):
         self._generation = 0
         self._session_owner: dict[str, int] = {}  # session handle -> generation that opened it
         self._stopped_because = ""
+        self._stopped_rule: str | None = None
+        self._untold: str | None = None
+        """A protocol break that stopped the child while no call waited: the next call's."""
+        self._answered: set[int] = set()  # a second answer to one of them breaks the protocol
         self._pending: dict[int, _Pending] = {}
         self._turn = threading.Condition()  # notified when a call ends or the reader lets go
         self._waiting = 0  # callers waiting on _turn
@@ -580,6 +584,16 @@ class Stdio(Transport):
         with self._lock:
             if self._dead is not None:
                 raise HarnessDead(f"{what} not made: {self._dead}", method=method)
+            untold, self._untold = self._untold, None
+            if untold is not None:
+                # Worded as if the break had come while this call waited, which it may have
+                # (an answer read a moment later): the same harness, the same words.
+                raise HarnessCallError(
+                    f"{what} failed: the harness {untold}",
+                    method=method,
+                    stopped=True,
+                    rule=self._stopped_rule,
+                )
             owner = self._session_owner.get(session) if isinstance(session, str) else None
             if owner is not None and owner != self._generation:
                 raise HarnessCallError(
@@ -587,6 +601,7 @@ class Stdio(Transport):
                     f"{self._stopped_because or 'was stopped'}",
                     method=method,
                     stopped=True,
+                    rule=self._stopped_rule,
                 )
         with self._start_lock:
             with self._lock:
@@ -615,6 +630,7 @@ class Stdio(Transport):
                     f"{what} failed: the harness {self._stopped_because}",
                     method=method,
                     stopped=True,
+                    rule=self._stopped_rule,
                 )
             request_id = next(self._ids)
             pending = self._pending[request_id] = _Pending(method)
@@ -654,6 +670,19 @@ class Stdio(Transport):
         if handshake:
             child.greeted = True
         return answer
+
+    def take_untold(self) -> HarnessCallError | None:
+        """A protocol break no call has been failed for yet (the child broke it after the last
+        answer was read), taken: the case that made that call ends on it, not the next one."""
+        self._take_in()
+        with self._lock:
+            untold, self._untold = self._untold, None
+            rule = self._stopped_rule
+        if untold is None:
+            return None
+        return HarnessCallError(
+            f"after the last call: the harness {untold}", method="", stopped=True, rule=rule
+        )
 
     def close(self) -> None:
         """Stop the child; the next call starts a fresh one (unless ``ended`` says why not)."""
@@ -834,8 +863,11 @@ class Stdio(Transport):
             # Its sessions are gone with it: nothing opened there may be sent to a successor.
             self._generation += 1
             self._stopped_because = reason.splitlines()[0]
+            self._stopped_rule = rule
             pending = list(self._pending.values())
             self._pending.clear()
+            if rule is not None and all(waiting.done for waiting in pending):
+                self._untold = reason
         if self.trace is not None:
             self.trace.write("event", f"harness stopped: {reason.splitlines()[0]}")
         for waiting in pending:
@@ -872,21 +904,28 @@ class Stdio(Transport):
             ).start()
             return
         request_id = message.get("id") if isinstance(message, dict) else None
+        number = request_id if isinstance(request_id, int) else None
         with self._lock:
-            pending = self._pending.get(request_id) if isinstance(request_id, int) else None
-        if pending is None or not ("result" in message or "error" in message):
-            problem = (
-                "an answer without an id"
-                if not isinstance(message, dict) or "id" not in message
-                else f"an answer with an unknown id {request_id!r}"
-                if pending is None
-                else 'an answer with neither "result" nor "error"'
-            )
-            self._broken(child, f"sent {problem}: {show(line, 200)}", rule=PROTOCOL_BROKEN)
+            pending = self._pending.get(number) if number is not None else None
+            again = number is not None and number in self._answered
+            fits = pending is not None and ("result" in message or "error" in message)
+            if fits and not again and pending is not None and number is not None:
+                self._answered.add(number)
+                pending.answer = message
+                pending.done = True
+        if fits and not again:
+            self._notify()
             return
-        pending.answer = message
-        pending.done = True
-        self._notify()
+        problem = (
+            "an answer without an id"
+            if not isinstance(message, dict) or "id" not in message
+            else f"a second answer to request {request_id}"
+            if again
+            else f"an answer with an unknown id {request_id!r}"
+            if pending is None
+            else 'an answer with neither "result" nor "error"'
+        )
+        self._broken(child, f"sent {problem}: {show(line, 200)}", rule=PROTOCOL_BROKEN)
 
     def _resume_after(self, params: object) -> None:
         session = params.get("session") if isinstance(params, dict) else None
