@@ -817,6 +817,7 @@ class Client:
 
     def open(self, root: str, **options: Json) -> Session:
         """Open a session over ``root`` (defaults: policy on, danger-full-access, no probe)."""
+        self.wording.opened(root)  # {rel} of its paths is relative to it
         return Session(self, root, options)
 
     @contextmanager

@@ -88,6 +88,36 @@ TEMPLATES: Final[dict[str, str]] = {
     "loop.out_of_steps": "scripted model has no more steps",
 }
 OPS: Final = ("read", "write", "edit")
+PATH_OPS: Final[dict[str, tuple[str, ...]]] = {
+    "fs.parent_segment": OPS,
+    "fs.path_unicode": OPS,
+    "fs.read_missing": ("read",),
+    "fs.not_regular": OPS,
+    "fs.binary": ("read", "edit"),
+    "fs.invalid_utf8": ("read", "edit"),
+    "fs.too_large": ("read",),
+    "fs.permission": OPS,
+    "fs.io": OPS,
+    "fs.write_vanished": ("write",),
+    "fs.changed": ("write", "edit"),
+    "fs.exists_unread": ("write",),
+    "fs.edit_not_found": ("edit",),
+    "fs.ambiguous": ("edit",),
+    "fs.redirected": ("write", "edit"),
+    "fs.sandbox": ("write", "edit"),
+    "policy.edit_unobserved": ("edit",),
+    "read.offset_range": ("read",),
+    "read.output": ("read",),
+    "write.output": ("write",),
+    "edit.output": ("edit",),
+    "edit.output_all": ("edit",),
+}
+"""The templates about one path (those with ``{p}``), and the operations each is shown for
+(SPEC §3.4's table). Only these get ``{p}``, ``{rel}`` and ``{op}``, and only these ops refine
+them: a key shown for one operation always gets that one as ``{op}``."""
+PATH_FIELDS: Final = frozenset({"p", "rel", "op"})
+_NUMBERS: Final = frozenset({"n", "a", "b", "next", "total", "offset", "size", "limit"})
+"""The placeholders filled with integers (a format spec such as ``{n:>6}`` must suit one)."""
 
 REMEDIES: Final = {"FS_STALE_VERSION": "remedy.reread", "FS_NOT_OBSERVED": "remedy.read"}
 """The two guarded codes and the template of the one recovery each gets at the model boundary."""
@@ -134,8 +164,32 @@ class Wording:
     def __init__(self, overrides: Mapping[str, str] | None = None, *, source: str = "") -> None:
         self.overrides = dict(overrides or {})
         self.source = source
-        self.root: str | None = None
-        """The current workspace root, for ``{rel}``."""
+        self._root: str | None = None
+        self.roots: list[str] = []
+        """The other roots sessions were opened on (a workspace opened through a symlink)."""
+
+    @property
+    def root(self) -> str | None:
+        """The current workspace root, for ``{rel}``; setting it forgets the other roots."""
+        return self._root
+
+    @root.setter
+    def root(self, root: str | None) -> None:
+        self._root = root
+        self.roots = []
+
+    def opened(self, root: str) -> None:
+        """A session was opened on ``root``: its paths are relative to it in ``{rel}``."""
+        if root not in self.roots:
+            self.roots.append(root)
+
+    def rel(self, p: str) -> str:
+        """``p`` relative to the root of the workspace it is in (else the current root)."""
+        roots = [os.path.normpath(r) for r in (self._root, *self.roots) if r]
+        if not roots:
+            return p
+        inside = [r for r in roots if os.path.normpath(p) == r or _under(p, r)]
+        return os.path.relpath(p, max(inside, key=len) if inside else roots[0])
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Wording:
@@ -149,21 +203,25 @@ class Wording:
         if not isinstance(table, dict) or set(data) - {"wording"}:
             raise WordingError(f"wording table {where}: expected one [wording] table of templates")
         for key, template in table.items():
+            if isinstance(template, dict):
+                raise WordingError(f"wording table {where}: {_nested_hint(key, template)}")
             base = key
             if key not in TEMPLATES and key.rsplit(".", 1)[-1] in OPS:
                 base = key.rsplit(".", 1)[0]  # a refinement for one operation: fs.changed.write
             if base not in TEMPLATES:
                 raise WordingError(f"wording table {where}: unknown template key {key!r}")
+            if base != key and key.rsplit(".", 1)[-1] not in PATH_OPS.get(base, ()):
+                shown = PATH_OPS.get(base)
+                raise WordingError(
+                    f"wording table {where}: {key!r} would never be used: {base!r} is "
+                    + (f"shown only for {' and '.join(shown)}" if shown else
+                       "not about one operation, so it cannot be refined for one")
+                )  # fmt: skip
             if not isinstance(template, str):
                 raise WordingError(f"wording table {where}: {key!r} must be a string")
-            allowed = _fields(TEMPLATES[base]) | {"p", "rel", "op"}
-            unknown = _fields(template) - allowed
-            if unknown:
-                raise WordingError(
-                    f"wording table {where}: {key!r} uses unknown placeholder(s) "
-                    f"{', '.join('{' + u + '}' for u in sorted(unknown))}; "
-                    f"allowed: {', '.join('{' + a + '}' for a in sorted(allowed))}"
-                )
+            problem = _template_problem(base, template)
+            if problem:
+                raise WordingError(f"wording table {where}: {key!r} {problem}")
         return cls(table, source=where)
 
     def template(self, key: str, op: str | None = None) -> str:
@@ -174,12 +232,15 @@ class Wording:
 
     def __call__(self, key: str, **fields: object) -> str:
         """Fill in one template."""
+        ops = PATH_OPS.get(key, ())
+        if len(ops) == 1:
+            fields.setdefault("op", ops[0])  # the one operation this text is shown for
+        elif ops and "op" not in fields:
+            raise TypeError(f"{key} is shown for {', '.join(ops)}: say which (op=)")
         op = fields.get("op")
         template = self.template(key, op if isinstance(op, str) else None)
         if "p" in fields and "rel" not in fields:
-            fields["rel"] = (
-                os.path.relpath(str(fields["p"]), self.root) if self.root else str(fields["p"])
-            )
+            fields["rel"] = self.rel(str(fields["p"]))
         return template.format(**fields)
 
     # -- composed texts ---------------------------------------------------------------------
@@ -260,11 +321,60 @@ SPEC_WORDING: Final = Wording()
 
 
 def _fields(template: str) -> set[str]:
-    return {
-        name.split(".")[0].split("[")[0]
-        for _, name, _, _ in string.Formatter().parse(template)
-        if name
-    }
+    """The placeholders of ``template``, also those nested in a format spec (``{n:>{w}}``);
+    ``""`` for a positional ``{}``. Raises ValueError for a malformed one (a lone brace)."""
+    found: set[str] = set()
+    for _, name, spec, _ in string.Formatter().parse(template):
+        if name is not None:
+            found.add(name)
+        if spec:
+            found |= _fields(spec)
+    return found
+
+
+def _under(path: str, root: str) -> bool:
+    return os.path.normpath(path).startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _nested_hint(key: str, table: Mapping[str, object]) -> str:
+    """The words for a sub-table: most often a dotted key written without its quotes."""
+    inner, value = next(iter(table.items()), ("…", ""))
+    while isinstance(value, dict) and value:
+        more, value = next(iter(value.items()))
+        inner = f"{inner}.{more}"
+    return (f"{key!r} is a table, not a template: a dotted key must be quoted, "
+            f'as in "{key}.{inner}" = "…"')  # fmt: skip
+
+
+def _template_problem(key: str, template: str) -> str | None:
+    """What makes ``template`` unusable for ``key``, in words; None if it can be filled."""
+    try:
+        names = _fields(template)
+    except ValueError as exc:
+        return f"is not a template: {exc} (a literal brace is written {{{{ or }}}})"
+    allowed = _fields(TEMPLATES[key]) | (PATH_FIELDS if key in PATH_OPS else set())
+    bare = {n for n in names if n and n.split(".")[0].split("[")[0] in allowed}
+    unknown = {n.split(".")[0].split("[")[0] for n in names} - allowed
+    if unknown:
+        listed = ", ".join("{" + a + "}" for a in sorted(allowed)) or "none"
+        return (
+            f"uses unknown placeholder(s) {', '.join('{' + u + '}' for u in sorted(unknown))}; "
+            f"allowed: {listed}"
+        )
+    indexed = sorted(n for n in bare if n not in allowed)
+    if indexed:
+        return f"uses {{{indexed[0]}}}: a placeholder is a bare name (no attribute or index)"
+    if key in REMEDIES.values() and not template.strip():
+        return (
+            "is empty: every guarded refusal ends with its one recovery (SPEC §4.3); "
+            "the words may change, the recovery may not go"
+        )
+    sample = {name: 7 if name in _NUMBERS else "x" for name in allowed}
+    try:
+        template.format(**sample)
+    except (ValueError, TypeError) as exc:
+        return f"cannot be filled: {exc}"
+    return None
 
 
 # -- §1.2 rendering -------------------------------------------------------------------------

@@ -31,16 +31,19 @@ def test_parent_segment_is_a_file(session: Session, disk: Disk, w: Wording) -> N
     """refuse a path through a file: 'cannot resolve "<p>": a parent path segment is not a directory'"""
     disk.write("file.txt", "x\n")
     for path in ["file.txt/child.txt", "file.txt/deeper/child.txt"]:
-        text = w.fs_error("fs.parent_segment", p=disk.display(path))
+
+        def text(op: str, path: str = path) -> str:
+            return w.fs_error("fs.parent_segment", op=op, p=disk.display(path))
+
         code = fs("FS_NOT_FOUND")
         session.read(path).refused("fs.resolve.parent-segment").says(
-            text, "fs.msg.parent-segment"
+            text("read"), "fs.msg.parent-segment"
         ).code(code, "fs.msg.parent-segment")
         session.write(path, "x").refused("fs.resolve.parent-segment").says(
-            text, "fs.msg.parent-segment"
+            text("write"), "fs.msg.parent-segment"
         ).code(code, "fs.msg.parent-segment")
         session.edit(path, "a", "b").refused("fs.resolve.parent-segment").says(
-            text, "fs.resolve.parent-segment"
+            text("edit"), "fs.resolve.parent-segment"
         ).code(code, "fs.msg.parent-segment")
 
 
@@ -550,7 +553,7 @@ def test_resolution_speaks_before_the_policy(session: Session, disk: Disk, w: Wo
     disk.write("file.txt", "x\n")
     result = session.edit("file.txt/inner.txt", "a", "b").refused("fs.resolve.parent-segment")
     result.says(
-        w.fs_error("fs.parent_segment", p=disk.display("file.txt/inner.txt")),
+        w.fs_error("fs.parent_segment", op="edit", p=disk.display("file.txt/inner.txt")),
         "fs.resolve.parent-segment",
     )
     result.code(fs("FS_NOT_FOUND"), "fs.resolve.parent-segment")
@@ -568,6 +571,7 @@ def test_a_path_that_is_not_unicode(session: Session, disk: Disk, w: Wording) ->
         raw = f'{{"file_path": "{session.spell("bad")}\\ud800.txt"{extra}}}'
         result = session.call(tool, raw).refused("fs.resolve.unicode")
         result.says(
-            w.fs_error("fs.path_unicode", p=disk.display("bad\ufffd.txt")), "fs.resolve.unicode"
+            w.fs_error("fs.path_unicode", op=tool, p=disk.display("bad\ufffd.txt")),
+            "fs.resolve.unicode",
         )
         result.code(fs("FS_NOT_FOUND"), "fs.resolve.unicode")
