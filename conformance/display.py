@@ -89,6 +89,7 @@ class Places:
         self._run: dict[str, str] = {}
         self._root: str | None = None
         self._base: str | None = None
+        self._earlier: list[tuple[str, str]] = []
         self._pattern: re.Pattern[str] | None = None
         self._cached: list[tuple[str, str]] | None = None
         self._handles: dict[str, str] = {}
@@ -112,7 +113,12 @@ class Places:
         self._value_pattern = None
 
     def case(self, root: str | os.PathLike[str], base: str | os.PathLike[str]) -> None:
-        """The current case's workspace ``root`` inside the directory ``base`` it owns."""
+        """The current case's workspace ``root`` inside the directory ``base`` it owns.
+
+        A case that makes a workspace per run (the state machine) keeps naming the earlier
+        ones as it named them then: its calls are shown after its last run."""
+        if self._root is not None and self._base is not None:
+            self._earlier.append((self._root, self._base))
         self._root, self._base = os.fspath(root), os.fspath(base)
         self._pattern = self._cached = None
 
@@ -125,6 +131,7 @@ class Places:
     def forget_case(self) -> None:
         """The case is over: its directories are no longer named."""
         self._root = self._base = None
+        self._earlier.clear()
         self._pattern = self._cached = None
         self._handles.clear()
 
@@ -137,9 +144,10 @@ class Places:
             return self._cached
         pairs: list[tuple[str, str]] = []
         if self._root is not None and self._base is not None:
-            up = posixpath.relpath(self._base, self._root)
-            beside = [(os.path.join(self._base, name), f"<{name}>") for name in (OUTSIDE, EXTRA)]
-            pairs += [(self._root, ""), *beside, (self._base, up)]
+            for root, base in [(self._root, self._base), *reversed(self._earlier)]:
+                up = posixpath.relpath(base, root)
+                beside = [(os.path.join(base, name), f"<{name}>") for name in (OUTSIDE, EXTRA)]
+                pairs += [(root, ""), *beside, (base, up)]
         pairs += [(directory, f"<{label}>") for label, directory in self._run.items()]
         entries: dict[str, str] = {}
         for directory, name in pairs:

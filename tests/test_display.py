@@ -147,6 +147,23 @@ def test_a_symlinked_temporary_directory_is_named_both_ways(tmp_path: Path) -> N
     )
 
 
+def test_a_case_with_a_workspace_per_run_names_every_run_as_it_did_then(tmp_path: Path) -> None:
+    """The state machine makes ``run-N/ws`` per run and lists its calls after the last one:
+    an earlier run's paths were shown as ``<tmp>/cases/STM-001-<random>/run-1/ws/…``."""
+    case = tmp_path / "cases" / "STM-001-k3j2x9a1"
+    places = display.Places()
+    for run in (1, 2):
+        places.case(case / f"run-{run}" / "ws", case / f"run-{run}")
+    assert places.text(f"{case}/run-1/ws/f.txt and {case}/run-2/ws/f.txt") == (
+        "<root>/f.txt and <root>/f.txt"
+    )
+    places.forget_case()
+    places.case(tmp_path / "ws", tmp_path)
+    assert places.path(str(case / "run-1" / "ws" / "f.txt")) == (
+        "../cases/STM-001-k3j2x9a1/run-1/ws/f.txt"  # forgotten with its case
+    )
+
+
 def test_a_change_names_its_path_by_place(places: Path) -> None:
     created = Change("../outside/t.txt", None, content_entry(b"hi\n"))
     assert created.describe() == '"<outside>/t.txt" created (3 bytes: "hi\\n")'
