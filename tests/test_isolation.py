@@ -440,7 +440,8 @@ def test_an_answer_sent_twice_fails_its_own_case_under_the_protocol_rule(tmp_pat
     _, data = hostile_run("--harness-cmd", proxy, "--conformance-case", "RD-001",
                           "--conformance-case", "RD-002", cwd=tmp_path)  # fmt: skip
     first = case_of(data, "RD-001")["verdicts"]
-    assert isinstance(first, list) and len(first) == 1
+    assert isinstance(first, list)
+    assert len(first) == 1
     assert first[0]["rule"] == "proto.ids"
     assert first[0]["verdict"].startswith(
         "HarnessCallError: after the last call: the harness sent a second answer to request 3: "
@@ -448,7 +449,8 @@ def test_an_answer_sent_twice_fails_its_own_case_under_the_protocol_rule(tmp_pat
     )
     # the fresh process (a proxy of its own) doubles its first answer too, in RD-002's calls
     second = case_of(data, "RD-002")["verdicts"]
-    assert isinstance(second, list) and len(second) == 1
+    assert isinstance(second, list)
+    assert len(second) == 1
     assert second[0]["rule"] == "proto.ids"
     assert "the harness sent a second answer to request 6: " in second[0]["verdict"]
     assert [(c["signature"], c["cases"]) for c in data["rootCauses"]] == [  # type: ignore[attr-defined]
