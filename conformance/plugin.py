@@ -271,7 +271,10 @@ class _State:
         if cmd:
             return Choice("cmd", cmd, f"--harness-cmd {cmd!r}")
         if mcp:
-            return Choice("mcp", mcp, f"--harness-mcp {mcp!r}", mcp_map)
+            wording = config.getoption("conformance_wording") or config.getini(
+                "conformance_wording"
+            )
+            return Choice("mcp", mcp, f"--harness-mcp {mcp!r}", mcp_map, wording or None)
         if option:
             return Choice("python", option, f'harness "{option}"')
         handed = config.hook.pytest_conformance_harness(config=config)

@@ -28,6 +28,7 @@ from conformance.harness.mcp import (
     load_mapping,
     parse_arguments,
 )
+from conformance.spec import Wording
 from tests.suite import REPO, cases, report, run_suite
 
 SERVER = REPO / "tests" / "fixtures" / "mcp_server.py"
@@ -401,6 +402,60 @@ def test_refusals_of_the_bridge_itself(bridge: McpBridge, tmp_path: Path) -> Non
         assert list(tmp_path.iterdir()) == []
     finally:
         bridge.close_workspace(session)
+
+
+def test_the_bridges_own_refusals_are_said_in_the_runs_wording_table(tmp_path: Path) -> None:
+    # The bridge speaks for the server's registry: under a table that rewords the error prefix
+    # or a refusal, its spec words failed REG-004 and REG-009 for every server, which could
+    # not have said otherwise (it never sees those calls).
+    table = tmp_path / "words.toml"
+    table.write_text(
+        '[wording]\nerror = "ERROR({message})"\n"tool.unknown" = "no tool {name}"\n'
+        '"args.not_json" = "arguments are not JSON"\n'
+        '"args.undeclared" = "{path} is not an argument"\n',
+        encoding="utf-8",
+    )
+    bridge = McpBridge.from_command(COMMAND, None, str(table))
+    session = bridge.open_workspace(str(tmp_path), {})
+    try:
+        unknown = bridge.call_tool(session, "delete_file", {"file_path": "a"})
+        assert text(unknown) == "ERROR(no tool delete_file)"
+        broken = bridge.call_tool(session, "read", '{"file_path": ')
+        assert text(broken) == "ERROR(invalid arguments: arguments are not JSON)"
+        listed = bridge.call_tool(session, "write", [])
+        assert text(listed) == 'ERROR(invalid arguments: "arguments" must be an object)'
+    finally:
+        bridge.close_workspace(session)
+        bridge.close()
+    # every violation of an undeclared-argument refusal, each in the table's words if it has them
+    refusal = mcp_module._invalid(*map(mcp_module._reworded, [
+        '"zeta" is not a declared property (additionalProperties: false)',
+        'missing required property "file_path"', '"x" must be one of [1,2]', "something else"]))  # fmt: skip
+    assert refusal.words(Wording.load(table)) == (
+        'invalid arguments: zeta is not an argument; missing required property "file_path"; '
+        '"x" must be one of [1,2]; something else'
+    )
+    assert str(refusal) == (
+        'invalid arguments: "zeta" is not a declared property (additionalProperties: false); '
+        'missing required property "file_path"; "x" must be one of [1,2]; something else'
+    )
+
+
+def test_a_run_over_mcp_with_a_wording_table_judges_the_bridges_words_by_it(
+    tmp_path: Path,
+) -> None:
+    table = tmp_path / "words.toml"
+    table.write_text('[wording]\n"tool.unknown" = "no tool named \\"{name}\\""\n'
+                     '"args.not_json" = "arguments are not JSON"\n', encoding="utf-8")  # fmt: skip
+    path = tmp_path / "r.json"
+    done = run_suite("--harness-mcp", COMMAND, "--conformance-wording", str(table),
+                     "--conformance-case", "REG-004", "--conformance-case", "REG-009",
+                     "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert {c["id"]: c["levels"] for c in cases(report(path))} == {
+        "REG-004": {"behaviour": "passed", "wording": "passed"},
+        "REG-009": {"behaviour": "passed", "wording": "passed"},
+    }
 
 
 def test_options_the_server_cannot_honour_are_refused(bridge: McpBridge, tmp_path: Path) -> None:

@@ -65,6 +65,8 @@ class Choice:
     value: Any
     label: str
     mcp_map: str | None = None
+    mcp_wording: str | None = None
+    """The run's wording table: the bridge's own refusals are said in it too."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,8 @@ def transport_for(choice: Choice, settings: Settings) -> Transport:
         command = [sys.executable, "-m", "conformance.serve", "--mcp", server]
         if choice.mcp_map:
             command += ["--mcp-map", os.path.abspath(choice.mcp_map)]
+        if choice.mcp_wording:
+            command += ["--wording", os.path.abspath(choice.mcp_wording)]
     else:
         command = [sys.executable, "-m", "conformance.serve", "--harness", choice.value]
     return Stdio(

@@ -99,7 +99,7 @@ import sys
 import tempfile
 import threading
 import tomllib
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, TextIO, TypeVar
 
@@ -110,6 +110,7 @@ from conformance.harness.contract import (
     Json,
     JsonObject,
 )
+from conformance.spec import SPEC_WORDING, TEMPLATES, Wording
 
 if TYPE_CHECKING:
     from mcp import ClientSession
@@ -174,8 +175,6 @@ _TOOL_KEYS: Final = ("tool", "rename", "drop", "const", "template", "unmapped")
 _MAX_DEPTH: Final = 100
 _MAX_NUMBER: Final = 100
 _STOP_GRACE_S: Final = 10.0
-_NOT_JSON: Final = '"arguments" is not valid JSON'
-_NOT_OBJECT: Final = '"arguments" must be an object'
 _WHOLE: Final = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _PART: Final = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _JSON_STRING: Final = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
@@ -197,7 +196,49 @@ class MappingError(ValueError):
 
 
 class Refusal(Exception):
-    """The bridge refuses a call itself (nothing is sent); the message is the model's text."""
+    """The bridge refuses a call itself (nothing is sent); the message is the model's text in
+    the spec's words, ``words`` the same in a wording table's.
+
+    The bridge speaks for the server's registry, so a table that describes the harness's words
+    (its ``Error:`` prefix, its argument refusals) describes these texts too.
+    """
+
+    def __init__(self, render: Callable[[Wording], str]) -> None:
+        super().__init__(render(SPEC_WORDING))
+        self.render = render
+
+    def words(self, wording: Wording) -> str:
+        """The refusal (without the error prefix) in ``wording``."""
+        return self.render(wording)
+
+
+def _invalid(*violations: Callable[[Wording], str]) -> Refusal:
+    return Refusal(lambda w: w("args.invalid", violations="; ".join(v(w) for v in violations)))
+
+
+_VIOLATION_KEYS: Final = ("args.undeclared", "args.missing", "args.enum", "args.type")
+"""The spec's violation texts the reference's validator writes, most specific first."""
+
+
+def _shape(key: str) -> re.Pattern[str]:
+    parts = re.split(r"\{(\w+)\}", TEMPLATES[key])
+    pattern = "".join(
+        re.escape(part) if i % 2 == 0 else f"(?P<{part}>.*)" for i, part in enumerate(parts)
+    )
+    return re.compile(pattern, re.S)
+
+
+_VIOLATION_SHAPES: Final = [(key, _shape(key)) for key in _VIOLATION_KEYS]
+
+
+def _reworded(violation: str) -> Callable[[Wording], str]:
+    """One violation in the spec's words, to be said in a table's."""
+    for key, shape in _VIOLATION_SHAPES:
+        found = shape.fullmatch(violation)
+        if found is not None:
+            fields = found.groupdict()
+            return lambda w: w(key, **fields)
+    return lambda _: violation
 
 
 # -- the mapping -------------------------------------------------------------------------------
@@ -231,7 +272,7 @@ class ToolMap:
                     used.add(name)
         rest = [name for name in given if name not in used]
         if self.unmapped == "error" and any(name not in SPEC_TOOLS[self.spec] for name in rest):
-            raise Refusal(_violations(self.spec, arguments))
+            raise _invalid(*map(_reworded, _violations(self.spec, arguments)))
         if self.unmapped in ("pass", "error"):
             # "error" is about arguments the spec tool does not declare: its own pass as named.
             for name in rest:
@@ -239,8 +280,8 @@ class ToolMap:
         return sent
 
 
-def _violations(spec: str, arguments: Mapping[str, Json]) -> str:
-    """The refusal of a call with undeclared arguments: every violation, in SPEC §2.1b's order.
+def _violations(spec: str, arguments: Mapping[str, Json]) -> tuple[str, ...]:
+    """The violations of a call with undeclared arguments: every one, in SPEC §2.1b's order.
 
     Listing only the undeclared ones would drop a missing or mistyped argument the server
     would have named, and put them in another order than {args.order} asks.
@@ -253,7 +294,7 @@ def _violations(spec: str, arguments: Mapping[str, Json]) -> str:
     try:
         validate_arguments(schema, dict(arguments))
     except ToolArgsError as exc:
-        return str(exc)
+        return exc.violations
     raise AssertionError("an undeclared argument is a violation")  # pragma: no cover
 
 
@@ -561,15 +602,15 @@ def parse_arguments(arguments: Json) -> JsonObject:
             depth += 1 if bracket[0] in "[{" else -1
             deepest = max(deepest, depth)
             if deepest > _MAX_DEPTH:
-                raise Refusal(f"invalid arguments: {_NOT_JSON}")
+                raise _invalid(lambda w: w("args.not_json"))
         try:
             arguments = json.loads(
                 arguments, parse_int=_number, parse_float=_number, parse_constant=_constant
             )
         except (ValueError, RecursionError):
-            raise Refusal(f"invalid arguments: {_NOT_JSON}") from None
+            raise _invalid(lambda w: w("args.not_json")) from None
     if not isinstance(arguments, dict):
-        raise Refusal(f"invalid arguments: {_NOT_OBJECT}")
+        raise _invalid(lambda w: w("args.not_object"))
     return arguments
 
 
@@ -638,10 +679,14 @@ class _Session:
 class McpBridge:
     """A harness with only the ``tools`` capability whose tools are an MCP server's; thread-safe."""
 
-    def __init__(self, command: str, argv: list[str], mapping: McpMapping) -> None:
+    def __init__(
+        self, command: str, argv: list[str], mapping: McpMapping, wording: Wording = SPEC_WORDING
+    ) -> None:
         self.command = command
         self.argv = argv
         self.mapping = mapping
+        self.wording = wording
+        """The words of the bridge's own refusals: the run's wording table, if it has one."""
         self.options = granted_options(mapping, argv)
         """What ``describe`` declares (the mapping's options, else the command's grant)."""
         self.server_info: tuple[str, str] | None = None
@@ -657,9 +702,12 @@ class McpBridge:
         self._thread.start()
 
     @classmethod
-    def from_command(cls, command: str, mapping_path: str | None = None) -> McpBridge:
+    def from_command(
+        cls, command: str, mapping_path: str | None = None, wording_path: str | None = None
+    ) -> McpBridge:
         """The bridge for ``command``, tried once; ``ValueError`` (one line) if it cannot start."""
         mapping = load_mapping(mapping_path)
+        wording = Wording.load(wording_path) if wording_path else SPEC_WORDING
         try:
             argv = shlex.split(command)
         except ValueError as exc:
@@ -670,7 +718,7 @@ class McpBridge:
             raise ValueError(
                 "--harness-mcp needs the MCP SDK: pip install 'harness-conformance[mcp]'"
             )
-        bridge = cls(command, argv, mapping)
+        bridge = cls(command, argv, mapping, wording)
         try:
             bridge.probe()
         except BaseException:
@@ -756,10 +804,10 @@ class McpBridge:
         tool = self.mapping.tools.get(name)
         try:
             if tool is None:
-                raise Refusal(f'unknown tool "{name}"')
+                raise Refusal(lambda w: w("tool.unknown", name=name))
             sent = tool.translate(parse_arguments(arguments))
         except Refusal as refusal:
-            return _wire(call_id, f"Error: {refusal}", True)
+            return _wire(call_id, self.wording.error(refusal.words(self.wording)), True)
         try:
             json.dumps(sent, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
@@ -787,7 +835,7 @@ class McpBridge:
                     f"the MCP server closed the connection during {tool.tool}: {exc.message}{said}"
                 ) from None
             state.check_stdout(tool.tool)
-            return _wire(call_id, f"Error: MCP error {exc.code}: {exc.message}", True)
+            return _wire(call_id, self.wording.error(f"MCP error {exc.code}: {exc.message}"), True)
         state.check_stdout(tool.tool)
         return _wire(call_id, _text_of(result), bool(result.is_error))
 

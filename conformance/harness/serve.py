@@ -263,6 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--harness", help="module:attr or a registered harness name")
     parser.add_argument("--mcp", metavar="CMD", help="bridge to the file tools of an MCP server")
     parser.add_argument("--mcp-map", metavar="FILE", help="TOML mapping of spec tools to MCP tools")
+    parser.add_argument("--wording", metavar="FILE", help="the words of the bridge's own refusals")
     args = parser.parse_args(argv)
     # The protocol keeps a private copy of stdout; fd 1 (print, C extensions) becomes stderr.
     protocol = os.fdopen(os.dup(1), "wb")
@@ -282,7 +283,7 @@ def _load(args: argparse.Namespace) -> Any:
     if args.mcp:
         from conformance.harness.mcp import McpBridge  # noqa: PLC0415 - an optional extra
 
-        return McpBridge.from_command(args.mcp, args.mcp_map)
+        return McpBridge.from_command(args.mcp, args.mcp_map, args.wording)
     if not args.harness:
         raise ValueError("--harness module:attr (or --mcp CMD) is required")
     return load_python_harness(args.harness)
