@@ -30,7 +30,9 @@ replayed case and a split run.
 A value the run made up at random, each of its planted secrets (SPEC §1.4), is named by its
 variable: a harness that leaves one unredacted reads
 ``"[REDACTED] <$HARNESS_CONFORMANCE_DB_PASSWORD>"`` on every run, where the value itself
-changes each time.
+changes each time. A secret value the run found in its environment (``OPENAI_API_KEY``) reads
+``[REDACTED]``, in every spelling (raw or JSON-escaped), before a value is cut or quoted: a
+cut never leaves the start of one.
 
 A name the harness drew at random for a file of its own (a temporary file it left behind) is
 shown by its shape, each random part as ``…``: ``".a.txt.….tmp" created``. Random here is what
@@ -181,14 +183,20 @@ class Places:
             return name
         return self.path(posixpath.normpath(posixpath.join(self._root, name)))
 
-    def text(self, text: str) -> str:
-        """A text with every registered directory in it replaced by its place's name, and
-        every handle by its name in the case, and every made-up value of the run by its own."""
+    def values(self, text: str) -> str:
+        """A text with every made-up value of the run (and secret it found) named: before it is
+        cut or quoted, so no cut leaves the start of one and no escape hides one."""
         if self._values:
             if self._value_pattern is None:  # longest first: one value may start another
                 ordered = sorted(self._values, key=len, reverse=True)
                 self._value_pattern = re.compile("|".join(map(re.escape, ordered)))
             text = self._value_pattern.sub(lambda match: self._values[match.group(0)], text)
+        return text
+
+    def text(self, text: str) -> str:
+        """A text with every registered directory in it replaced by its place's name, and
+        every handle by its name in the case, and every made-up value of the run by its own."""
+        text = self.values(text)
         if '"' in text:
             text = _HANDLE.sub(self._handle, text)
         if "/" not in text:
@@ -259,6 +267,11 @@ def shaped(name: str) -> str:
 def text(value: str) -> str:
     """A text with this run's directories named by their places."""
     return PLACES.text(value)
+
+
+def values(value: str) -> str:
+    """A text with this run's made-up values and secrets named (``<$VARIABLE>``, ``[REDACTED]``)."""
+    return PLACES.values(value)
 
 
 def quote(value: str) -> str:

@@ -45,6 +45,7 @@ from typing import Any, Final
 import pytest
 
 from conformance.basetemp import RunBase
+from conformance.secrets import scrub
 from conformance.speed import usable_cpus
 
 HELPER_MODULES: Final = frozenset(
@@ -393,7 +394,7 @@ class Helper:
             code = 0
         except BaseException as exc:  # the main process says it, and runs the rest
             with contextlib.suppress(Exception):
-                self._send(("failed", f"{type(exc).__name__}: {exc}"))
+                self._send(("failed", scrub(f"{type(exc).__name__}: {exc}")))
         self.exit(code)
 
     @pytest.hookimpl(tryfirst=True)

@@ -71,7 +71,15 @@ from conformance.outcomes import DATA, NOT_APPLICABLE, NOT_RUN, Recorder, mark_k
 from conformance.report import AREAS, Report, area_of, output_problem, sort_key, terminal
 from conformance.report import markdown as markdown_report
 from conformance.rules import rule_book, spec_version
-from conformance.secrets import RunSecrets, plant_run_secrets, scrub, unplant
+from conformance.secrets import (
+    REDACTED,
+    RunSecrets,
+    plant_run_secrets,
+    run_secrets,
+    scrub,
+    scrub_data,
+    unplant,
+)
 from conformance.settings import LIST_FORMATS, user_cache_dir
 from conformance.snapshots import ConformanceSnapshots, default_snapshot_dir
 from conformance.spec import Wording, WordingError
@@ -283,7 +291,7 @@ class _State:
             try:
                 return Choice("object", instantiate(handed, label), label)
             except HarnessLoadError as exc:
-                raise pytest.UsageError(str(exc)) from None
+                raise pytest.UsageError(scrub(str(exc))) from None
         ini_cmd = config.getini("conformance_harness_cmd")
         if ini_cmd:
             return Choice("cmd", ini_cmd, f"harness-cmd {ini_cmd!r}")
@@ -306,6 +314,8 @@ class _State:
         self.make_base()
         assert self.base is not None
         self.secrets = plant_run_secrets()  # before the harness starts: it inherits them
+        # Found secrets first: a planted value is named by its variable even where it is both.
+        display.PLACES.run_values(dict.fromkeys(run_secrets(), REDACTED))
         display.PLACES.run_values(
             {value: f"<${name}>" for name, value in self.secrets.environment().items()}
         )
@@ -419,9 +429,10 @@ class _State:
                 )
                 self.report.incomplete(self.not_started)
                 raise NotStarted(self.not_started) from None
-            self.report.incomplete(f"the harness could not be started: {exc}")
+            # Its stderr's last lines are in ``exc``: a harness may die printing its secrets.
+            self.report.incomplete(scrub(f"the harness could not be started: {exc}"))
             self.write_reports()
-            raise pytest.UsageError("; ".join([str(exc), *self.unwritten])) from None
+            raise pytest.UsageError(scrub("; ".join([str(exc), *self.unwritten]))) from None
         if self.spare is not None:
             try:
                 self.spare.call("describe", {})
@@ -1292,7 +1303,7 @@ def pytest_runtest_makereport(
                 v.to_json() for v in ConformanceFailure(judge.violations).violations
             ]
             data["calls"] = [record.to_json() for record in judge.calls]
-        data = json.loads(scrub(json.dumps(data)))
+        data = cast(dict[str, Any], scrub_data(json.loads(json.dumps(data))))
         if getattr(report, "wasxfail", None) == RECOMMENDED and data.get("verdicts"):
             # Its one line is its first verdict, as a failed case's is (JUnit's message too).
             report.wasxfail = f"{RECOMMENDED}: {data['verdicts'][0]['verdict']}"
@@ -1460,7 +1471,7 @@ def pytest_terminal_summary(
     for line in terminal.lines(state.report):
         terminalreporter.write_line(scrub(line))
     for note in state.notes:
-        terminalreporter.write_line(f"NOTE: {note}")
+        terminalreporter.write_line(scrub(f"NOTE: {note}"))
     for line in state.unwritten:
         terminalreporter.write_line(f"ERROR: {line}", red=True)
 

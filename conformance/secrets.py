@@ -4,12 +4,13 @@ well-known credential shapes. A finding names the kind of secret, never the secr
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets as _random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypeVar
 
 SECRET_NAME_MARKERS: Final = ("KEY", "TOKEN", "SECRET", "PASSWORD")
 MIN_SECRET_LENGTH: Final = 8
@@ -26,6 +27,8 @@ SHAPES: Final = (
 )
 
 _planted: set[str] = set()
+_Text = TypeVar("_Text", str, bytes)
+_known: tuple[object, list[str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -101,13 +104,41 @@ def secret_values(environ: Mapping[str, str] | None = None) -> set[str]:
     }
 
 
+def forms(value: str) -> set[str]:
+    """``value`` as text may hold it: raw, and inside a JSON string (non-ASCII kept or escaped).
+
+    A verdict shows a harness's strings as JSON, a report is JSON, and a harness that logs its
+    configuration often writes JSON: a secret with a quote, a backslash or a non-ASCII
+    character in it is spelled differently in each, and each spelling is the secret.
+    """
+    return {value, json.dumps(value, ensure_ascii=False)[1:-1], json.dumps(value)[1:-1]}
+
+
+def _all_forms(values: Iterable[str]) -> list[str]:
+    """Every spelling of ``values``, longest first (a secret inside another leaves nothing)."""
+    return sorted({form for value in values if value for form in forms(value)}, key=len,
+                  reverse=True)  # fmt: skip
+
+
+def run_secrets() -> list[str]:
+    """Every spelling of the run's planted canaries and secret values, longest first.
+
+    Asked for every line a trace records: made again only when the environment has changed.
+    """
+    global _known  # noqa: PLW0603 - one cache for the process, as ``_planted`` is
+    key = (len(_planted), tuple(os.environ.items()))
+    if _known is None or _known[0] != key:
+        _known = (key, _all_forms({*_planted, *secret_values()}))
+    return _known[1]
+
+
 def find_secret(
     text: str, *, secrets: Iterable[str] = (), canaries: Iterable[str] | None = None
 ) -> str | None:
     """The kind of the first secret in ``text``, or ``None``."""
-    if any(c in text for c in (_planted if canaries is None else canaries)):
+    if any(c in text for c in _all_forms(_planted if canaries is None else canaries)):
         return "a planted canary"
-    if any(s and s in text for s in secrets):
+    if any(s in text for s in _all_forms(secrets)):
         return "the value of a secret environment variable"
     for kind, pattern in SHAPES:
         if pattern.search(text):
@@ -121,11 +152,46 @@ def scrub(text: str) -> str:
     The suite's own output (verdicts, failure sections, JUnit, the JSON report) goes through
     this, so a secret the suite planted or found is never printed (longest first, SPEC §1.4).
     """
-    values = sorted({*_planted, *secret_values()}, key=len, reverse=True)
-    for value in values:
-        if value and value in text:
+    for value in run_secrets():
+        if value in text:
             text = text.replace(value, REDACTED)
     return text
+
+
+def scrub_data(value: object) -> object:
+    """``value`` (JSON-like: dicts, lists, strings) with ``scrub`` applied to every string in
+    it, keys too: scrubbing its JSON text instead would miss a secret that JSON escapes."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {scrub_data(k): scrub_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub_data(v) for v in value]
+    return value
+
+
+def clean_cut(text: str, limit: int) -> str:
+    """``text[:limit]``, cut earlier where the cut would split a secret of the run in two: what
+    is later scrubbed finds whole secrets only, and the start of one is no less a leak."""
+    return text[: _cut_at(text, limit, run_secrets())]
+
+
+def clean_cut_bytes(data: bytes, limit: int) -> bytes:
+    """``data[:limit]``, cut earlier where the cut would split a secret (as UTF-8) in two."""
+    secrets = [value.encode("utf-8", errors="surrogatepass") for value in run_secrets()]
+    return data[: _cut_at(data, limit, secrets)]
+
+
+def _cut_at(text: _Text, limit: int, secrets: list[_Text]) -> int:
+    """Where to cut ``text`` at ``limit`` or before, splitting none of ``secrets``."""
+    end, moved = limit, len(text) > limit
+    while moved:  # an earlier cut may split another secret in turn
+        moved = False
+        for value in secrets:
+            start = text.find(value, max(0, end - len(value) + 1), end + len(value) - 1)
+            if start != -1 and start < end:
+                end, moved = start, True
+    return min(end, len(text))
 
 
 def check_snapshot(text: str, where: str) -> None:

@@ -18,8 +18,12 @@ from pathlib import Path
 from typing import Final
 
 from conformance import display
+from conformance.secrets import clean_cut_bytes
 
 _PREVIEW_BYTES: Final = 48
+_HEAD_BYTES: Final = _PREVIEW_BYTES + 8192
+"""What a snapshot keeps of a file's start: the preview, and room for a secret that starts in
+it to be seen whole (a private key block is a few kilobytes)."""
 _CHUNK: Final = 1 << 20
 
 
@@ -50,7 +54,8 @@ class Change:
     def describe(self) -> str:
         """The change in words: ``"a.txt" overwritten (5 → 0 bytes)``."""
         # a harness's own temporary file is named by its shape, not by what it drew this run
-        quoted = display.quote(display.shaped(display.watched(self.path)))
+        # (a secret in a name is named first: shaping would hide only its random-looking parts)
+        quoted = display.quote(display.shaped(display.values(display.watched(self.path))))
         before, after = self.before, self.after
         if before is None and after is not None:
             if after.kind == "file":
@@ -75,9 +80,11 @@ class Change:
 
 
 def _bytes(entry: Entry) -> str:
-    preview = entry.head.decode("utf-8", errors="replace")
+    # The head runs on past the preview: a secret that starts in the preview is cut off whole.
+    head = clean_cut_bytes(entry.head, _PREVIEW_BYTES)
+    preview = head.decode("utf-8", errors="replace")
     shown = display.show(preview)
-    more = "…" if entry.size > len(entry.head) and not shown.endswith("…") else ""
+    more = "…" if entry.size > len(head) and not shown.endswith("…") else ""
     return f"{entry.size} bytes: {shown}{more}" if entry.size else "0 bytes"
 
 
@@ -170,7 +177,7 @@ def _entry(path: str) -> Entry:
         size = 0
         while chunk := os.read(fd, _CHUNK):
             if not head:
-                head = chunk[:_PREVIEW_BYTES]
+                head = chunk[:_HEAD_BYTES]
             digest.update(chunk)
             size += len(chunk)
     finally:
@@ -181,9 +188,7 @@ def _entry(path: str) -> Entry:
 def content_entry(content: bytes, mode: int | None = None) -> Entry:
     """The entry a file holding ``content`` would have (mode ``-1`` means "any")."""
     digest = hashlib.blake2b(content, digest_size=16).digest()
-    return Entry(
-        "file", -1 if mode is None else mode, len(content), digest, content[:_PREVIEW_BYTES]
-    )
+    return Entry("file", -1 if mode is None else mode, len(content), digest, content[:_HEAD_BYTES])
 
 
 def describe_all(changes: Sequence[Change]) -> str:

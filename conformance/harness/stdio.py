@@ -33,12 +33,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Final
 
-from conformance.display import show
+from conformance.display import show, values
 from conformance.encoding import json_text
 from conformance.harness.batch import MAX_BATCH, Unresolved, rebase
 from conformance.harness.contract import Json, JsonObject
 from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
 from conformance.rules import cite
+from conformance.secrets import clean_cut, scrub
 from conformance.speed import poll_awake
 
 DEFAULT_TIMEOUT_S: Final = 30.0
@@ -59,7 +60,12 @@ Validator = Callable[[str, Json], str | None]
 
 
 class Trace:
-    """Every request, answer, notification and stderr line, as JSON Lines (for adapter authors)."""
+    """Every request, answer, notification and stderr line, as JSON Lines (for adapter authors).
+
+    A value the run planted is named by its variable (``<$HARNESS_CONFORMANCE_CANARY_TOKEN>``),
+    as verdicts name it, and a secret it found in its environment reads ``[REDACTED]``: a trace
+    is a report, kept as a CI artifact, and a harness may log its own API key.
+    """
 
     def __init__(self, path: str, header: JsonObject) -> None:
         self._lock = threading.Lock()
@@ -75,7 +81,7 @@ class Trace:
             "t": round(time.monotonic() - self._start, 4),
             "case": self.case,
             "kind": kind,
-            "line": line[:65536],
+            "line": clean_cut(scrub(values(line)), 65536),
         }
         with self._lock:
             if not self._out.closed:
@@ -243,7 +249,8 @@ class _Child:
         lines = list(self.stderr)[-STDERR_TAIL:]
         if not lines:
             return "; it wrote nothing to stderr"
-        shown = "\n".join(f"    {line[:300]}" for line in lines)
+        # Cut where no secret is split: a verdict scrubs whole secrets, never the start of one.
+        shown = "\n".join(f"    {clean_cut(line, 300)}" for line in lines)
         return f"; the last lines of its stderr:\n{shown}"
 
     def log_so_far(self) -> list[str]:

@@ -19,6 +19,7 @@ from typing import Final
 from conformance.causes import Causes, group
 from conformance.encoding import json_text
 from conformance.harness.contract import Json, JsonObject
+from conformance.secrets import scrub_data
 
 AREAS: Final = {
     "TAX": "taxonomy",
@@ -203,8 +204,8 @@ class Report:
         return data
 
     def write(self, path: str) -> None:
-        """Write the JSON report atomically (see ``write_text``)."""
-        write_text(path, json_text(self.to_json(), indent=2) + "\n", errors="strict")
+        """Write the JSON report atomically (see ``write_text``), no secret of the run in it."""
+        write_text(path, json_text(scrub_data(self.to_json()), indent=2) + "\n", errors="strict")
 
 
 def write_text(path: str, text: str, *, errors: str = "backslashreplace") -> None:

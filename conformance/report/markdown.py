@@ -6,6 +6,7 @@ from collections import Counter
 
 from conformance.report import AREAS, CaseResult, Report, area_of, level_counts, write_text
 from conformance.report.terminal import describe_harness, expected_column
+from conformance.secrets import scrub
 
 
 def render(report: Report) -> str:
@@ -105,5 +106,5 @@ def _escape(text: str) -> str:
 
 
 def write(report: Report, path: str) -> None:
-    """Write the summary to ``path``."""
-    write_text(path, render(report))
+    """Write the summary to ``path``, no secret of the run in it."""
+    write_text(path, scrub(render(report)))
