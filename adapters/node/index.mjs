@@ -8,7 +8,6 @@
 // `batch` of taxonomy requests runs one after another ({#proto.batch}).
 
 import { Console } from 'node:console';
-import { createInterface } from 'node:readline';
 
 /** The protocol version this kit speaks (the `protocol` field of the `describe` answer). */
 export const PROTOCOL_VERSION = 1;
@@ -84,13 +83,10 @@ async function serving(
   // Each task in flight → its request's id, once its line is parsed (to name what never ends).
   const pending = new Map();
 
-  const lines = createInterface({ input, crlfDelay: Infinity, terminal: false });
-  const closed = new Promise((resolve) => lines.once('close', resolve));
-  lines.on('line', (line) => {
-    if (line.trim() === '') return; // tolerate blank lines (e.g. a trailing "\n\n")
+  const closed = readLines(input, log, (bytes) => {
     const request = { id: null };
     // Not awaited: the next line is read while this one is still being handled.
-    const task = answer(server, line, request);
+    const task = answer(server, bytes, request);
     pending.set(task, request);
     task.finally(() => pending.delete(task));
   });
@@ -122,8 +118,16 @@ async function serving(
  * Handle one request line and send its answer; the returned promise never rejects. The line's
  * id is put in `request.id` as soon as it is known.
  */
-async function answer(server, line, request) {
+async function answer(server, bytes, request) {
   const { pauses, send } = server;
+  let line;
+  try {
+    line = STRICT_UTF8.decode(bytes);
+  } catch {
+    // Read leniently, the text would reach the handler with U+FFFD in place of the bytes sent.
+    return send(failure(null, `request is not valid UTF-8: ${abbreviate(LENIENT_UTF8.decode(bytes))}`));
+  }
+  if (line.trim() === '') return undefined; // tolerate blank lines (e.g. a trailing "\n\n")
   let parsed;
   try {
     parsed = JSON.parse(line);
@@ -153,6 +157,54 @@ async function answer(server, line, request) {
   }
   if (method === 'batch') return send({ id, ...(await batch(server, params)) });
   return send({ id, ...(await outcome(server, method, params)) });
+}
+
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const LENIENT_UTF8 = new TextDecoder('utf-8', { ignoreBOM: true });
+const LF = 0x0a;
+
+/**
+ * Call `onLine(bytes)` for each line of `input` (split at LF only, as JSON Lines are: a CR is
+ * JSON whitespace, and a line is decoded whole, so a character cut between chunks survives);
+ * resolves once the input ends, errs or is destroyed, after its last line (newline or not).
+ */
+function readLines(input, log, onLine) {
+  return new Promise((resolve) => {
+    let parts = []; // the current line's bytes so far, when it spans chunks
+    const onData = (chunk) => {
+      const data = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+      let start = 0;
+      for (let end = data.indexOf(LF); end >= 0; end = data.indexOf(LF, start)) {
+        const piece = data.subarray(start, end);
+        const line = parts.length === 0 ? piece : Buffer.concat([...parts, piece]);
+        parts = [];
+        start = end + 1;
+        onLine(line);
+      }
+      // Copied: the stream may hand out a buffer it reuses.
+      if (start < data.length) parts.push(Buffer.from(data.subarray(start)));
+    };
+    let ended = false;
+    const onEnd = () => {
+      if (ended) return;
+      ended = true;
+      input.off('data', onData);
+      input.off('end', onEnd);
+      input.off('close', onEnd);
+      if (parts.length > 0) onLine(Buffer.concat(parts));
+      parts = [];
+      resolve();
+    };
+    // An input that cannot be read any more is its end, not a crash of the harness.
+    const onError = (error) => {
+      log.write(`serve: reading requests failed, taken as their end: ${describeThrown(error)}\n`);
+      onEnd();
+    };
+    input.on('data', onData);
+    input.on('end', onEnd);
+    input.on('close', onEnd);
+    input.on('error', onError); // kept after the end: a late error is logged, never thrown
+  });
 }
 
 /** `{result}` or `{error}` of one request, as the protocol answers it; never rejects. */

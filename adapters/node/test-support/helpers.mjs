@@ -70,6 +70,10 @@ export function serveInMemory(handlers) {
     send(message) {
       input.write(`${typeof message === 'string' ? message : JSON.stringify(message)}\n`);
     },
+    /** Write raw bytes (a Buffer), newlines and all, exactly as given. */
+    sendBytes(bytes) {
+      input.write(bytes);
+    },
     next: () => lines.next(),
     /** End the input and wait until `serve` has finished. */
     async end() {

@@ -169,6 +169,56 @@ describe('requests and answers', { timeout: 20_000 }, () => {
     await server.end();
   });
 
+  test('lines end at LF only: a CR is JSON whitespace, CRLF is tolerated, chunks split anywhere', async () => {
+    const calls = [];
+    const server = serveInMemory({
+      ...toolsOnly,
+      callTool: (session, name, args) => {
+        calls.push(name);
+        return args;
+      },
+    });
+    const request = (id, text) =>
+      `{"id": ${id}, "method": "call_tool", "params": {"session": "s1", "name": "n${id}", "arguments": {"t": "${text}"}}}`;
+    // A lone CR between tokens is whitespace inside one JSON Lines record, not a line break.
+    server.sendBytes(Buffer.from(request(1, 'a').replace('"method"', '\r"method"') + '\n'));
+    assert.deepEqual(await server.next(), { id: 1, result: { t: 'a' } });
+    server.sendBytes(Buffer.from(`${request(2, 'b')}\r\n`));
+    assert.deepEqual(await server.next(), { id: 2, result: { t: 'b' } });
+    // One request cut inside a multi-byte character, then its end and two more in one chunk.
+    const bytes = Buffer.from(`${request(3, 'é€😀')}\n${request(4, 'd')}\n${request(5, 'e')}\n`);
+    const cut = Buffer.from(request(3, 'é')).length - 1; // inside the two bytes of é
+    server.sendBytes(bytes.subarray(0, cut));
+    server.sendBytes(bytes.subarray(cut));
+    assert.deepEqual(await server.next(), { id: 3, result: { t: 'é€😀' } });
+    assert.deepEqual(await server.next(), { id: 4, result: { t: 'd' } });
+    assert.deepEqual(await server.next(), { id: 5, result: { t: 'e' } });
+    // A last line without its newline is still a request.
+    server.sendBytes(Buffer.from(request(6, 'f')));
+    await server.end();
+    assert.deepEqual(server.lines.unread, [{ id: 6, result: { t: 'f' } }]);
+    assert.deepEqual(calls, ['n1', 'n2', 'n3', 'n4', 'n5', 'n6']);
+  });
+
+  test('a line that is not UTF-8 is refused with id null, never handled with U+FFFD in it', async () => {
+    const calls = [];
+    const server = serveInMemory({ ...toolsOnly, callTool: (session, name, args) => calls.push(args) });
+    const line = Buffer.concat([
+      Buffer.from('{"id": 1, "method": "call_tool", "params": {"session": "s1", "name": "write", "arguments": {"content": "'),
+      Buffer.from([0xff, 0xfe, 0x41]),
+      Buffer.from('"}}}\n'),
+    ]);
+    server.sendBytes(line);
+    const answer = await server.next();
+    assert.equal(answer.id, null);
+    assert.match(answer.error.message, /^request is not valid UTF-8: \{"id": 1, "method": "call_tool"/);
+    // Serving goes on.
+    server.send({ id: 2, method: 'call_tool', params: { session: 's1', name: 'x', arguments: 'ok' } });
+    assert.deepEqual(await server.next(), { id: 2, result: 1 });
+    assert.deepEqual(calls, ['ok']);
+    await server.end();
+  });
+
   test('a handler that throws or rejects gets an error answer naming the method', async () => {
     const server = serveInMemory({
       ...toolsOnly,
