@@ -76,7 +76,15 @@ async function serving(
 
   let lastWrite = Promise.resolve();
   const send = (message) => {
-    const line = `${JSON.stringify(message)}\n`;
+    let text;
+    try {
+      text = JSON.stringify(message);
+    } catch (error) {
+      // Checked serializable before, but a toJSON or getter may answer otherwise the second time.
+      const why = `the answer could not be written as JSON: ${describeThrown(error)}`;
+      text = JSON.stringify(failure(Number.isInteger(message.id) ? message.id : null, why));
+    }
+    const line = `${text}\n`;
     lastWrite = new Promise((resolve) => rawWrite(line, () => resolve()));
   };
   const server = { handlers, pauses: new PauseBoard(send), send, log };
@@ -86,7 +94,11 @@ async function serving(
   const closed = readLines(input, log, (bytes) => {
     const request = { id: null };
     // Not awaited: the next line is read while this one is still being handled.
-    const task = answer(server, bytes, request);
+    const task = answer(server, bytes, request).catch((error) => {
+      // Not meant to happen (answer() catches what a handler throws): still answer, never crash.
+      log.write(`serve: answering failed: ${stackOf(error) ?? describeThrown(error)}\n`);
+      send(failure(request.id, `serve failed to answer: ${describeThrown(error)}`));
+    });
     pending.set(task, request);
     task.finally(() => pending.delete(task));
   });
@@ -213,15 +225,18 @@ async function outcome(server, method, params) {
     return { result: toJson(await invoke(server.handlers, method, params, server.pauses)) };
   } catch (error) {
     const text = describeThrown(error);
+    // Every look at a thrown value is guarded: it may be a revoked proxy, or have throwing getters.
+    const ours = attempt(() => error instanceof ProtocolError, false);
     // The answer carries only the message; where it was thrown is for the harness's log
     // (which the suite's --conformance-trace records), as a traceback is for a Python harness.
-    if (!(error instanceof ProtocolError)) server.log.write(`${method} failed: ${stackOf(error) ?? text}\n`);
-    const message = failure(null, error instanceof ProtocolError ? text : `${method} failed: ${text}`);
+    if (!ours) server.log.write(`${method} failed: ${stackOf(error) ?? text}\n`);
+    const message = failure(null, ours ? text : `${method} failed: ${text}`);
     // SPEC {#proto.unknown}: a method the harness does not have is said so, machine-readably.
-    if (error instanceof UnknownMethod) message.error.unknown = true;
+    if (ours && error instanceof UnknownMethod) message.error.unknown = true;
     // An interruption that escaped the call (SPEC §2.1) is named by the thrower, e.g.
     // `Object.assign(new Error('interrupted'), {propagated: 'KeyboardInterrupt'})`.
-    if (typeof error?.propagated === 'string') message.error.propagated = error.propagated;
+    const propagated = attempt(() => error?.propagated, undefined);
+    if (typeof propagated === 'string') message.error.propagated = propagated;
     return { error: message.error };
   }
 }
@@ -355,9 +370,25 @@ function failure(id, message) {
   return { id, error: { message } };
 }
 
+/** `fn()`, or `otherwise` when it throws. */
+function attempt(fn, otherwise) {
+  try {
+    return fn();
+  } catch {
+    return otherwise;
+  }
+}
+
 /** The message of a thrown value: an Error's, a plain object's `message`, else its JSON. */
 function describeThrown(error) {
-  if (error instanceof Error) return error.message || error.name;
+  try {
+    if (error instanceof Error) {
+      const text = error.message || error.name;
+      if (typeof text === 'string') return text;
+    }
+  } catch {
+    return '<unprintable thrown value>';
+  }
   try {
     // `reject({ code, message })` is common in older libraries; String() would say [object Object].
     if (error !== null && typeof error === 'object') {

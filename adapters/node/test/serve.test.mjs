@@ -278,6 +278,56 @@ describe('requests and answers', { timeout: 20_000 }, () => {
     await server.end();
   });
 
+  test('a thrown value whose every property throws is still answered, under its id', async () => {
+    class Lazy extends Error {
+      get message() {
+        throw new Error('the message could not be rendered');
+      }
+    }
+    const badPropagated = new Error('interrupted');
+    Object.defineProperty(badPropagated, 'propagated', {
+      get() {
+        throw new Error('no');
+      },
+    });
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke(); // every operation on it throws, `instanceof` included
+    const thrown = [new Lazy(), badPropagated, proxy];
+    let reads = 0;
+    const flaky = {
+      // Serializable when the kit checks the result, not when the answer is written.
+      toJSON() {
+        reads += 1;
+        if (reads > 1) throw new Error('changed its mind');
+        return 'fine';
+      },
+    };
+    const server = serveInMemory({
+      ...toolsOnly,
+      callTool: (session, name, args) => {
+        if (name === 'flaky') return flaky;
+        throw thrown[args.which];
+      },
+    });
+    const answers = [];
+    for (const which of thrown.keys()) {
+      server.send({ id: which, method: 'call_tool', params: { session: 's1', name: 'read', arguments: { which } } });
+      answers.push(await server.next());
+    }
+    assert.deepEqual(answers, [
+      { id: 0, error: { message: 'call_tool failed: <unprintable thrown value>' } },
+      { id: 1, error: { message: 'call_tool failed: interrupted' } },
+      { id: 2, error: { message: 'call_tool failed: <unprintable thrown value>' } },
+    ]);
+    server.send({ id: 3, method: 'call_tool', params: { session: 's1', name: 'flaky', arguments: {} } });
+    const answer = await server.next();
+    assert.equal(answer.id, 3);
+    assert.match(answer.error.message, /^the answer could not be written as JSON: changed its mind$/);
+    server.send({ id: 4, method: 'describe', params: {} });
+    assert.equal((await server.next()).id, 4);
+    await server.end();
+  });
+
   test('a failing handler’s stack goes to the log; the kit’s own refusals do not', async () => {
     const server = serveInMemory({
       ...toolsOnly,
