@@ -111,6 +111,14 @@ async function serving(
     log.write(`serve: stdin ended with ${pending.size} unanswered request(s) (ids ${ids}): a handler's promise never settled\n`);
     process.exit(1);
   };
+  // A promise the harness left rejected with no handler (a fire-and-forget call that failed)
+  // would end the process under Node's default, when it is detected: the call in flight then,
+  // often of a later case, would fail for it. As conformance.serve does with an exception in a
+  // thread of the harness, it is logged and serving goes on; the suite judges the calls.
+  const onUnhandled = (reason) => {
+    log.write(`serve: a promise rejected and nothing handled it (serving goes on): ${stackOf(reason) ?? describeThrown(reason)}\n`);
+  };
+  if (exitOnEnd) process.on('unhandledRejection', onUnhandled);
   try {
     await closed;
     // Nobody is left to send `resume`: let paused calls finish instead of waiting forever.
@@ -120,6 +128,7 @@ async function serving(
     await lastWrite;
   } finally {
     process.off('beforeExit', onBeforeExit);
+    process.off('unhandledRejection', onUnhandled);
     restoreConsole();
     restoreStdout?.();
   }

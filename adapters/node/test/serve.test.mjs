@@ -447,6 +447,20 @@ describe('serve’s own arguments', { timeout: 20_000 }, () => {
     }
   });
 
+  test('a real process: a rejection nobody handles is logged, and serving goes on', async () => {
+    const harness = spawnHarness(path.join(PACKAGE_DIR, 'test-support', 'dangling-harness.mjs'));
+    assert.equal(await harness.tool('ws', 'now', {}), 'ok');
+    assert.equal(await harness.tool('ws', 'late', {}), 'ok');
+    await new Promise((resolve) => setTimeout(resolve, 100)); // the late rejection happens
+    // Still serving: a crash here would have failed whatever call came next.
+    assert.equal((await harness.call('describe')).name, 'dangling');
+    const outcome = await harness.close();
+    assert.equal(outcome.code, 0);
+    assert.deepEqual(outcome.unanswered, []);
+    assert.match(outcome.stderr, /^serve: a promise rejected and nothing handled it \(serving goes on\): Error: fire-and-forget failed\n\s+at /m);
+    assert.match(outcome.stderr, /^serve: a promise rejected and nothing handled it \(serving goes on\): Error: telemetry upload failed\n\s+at /m);
+  });
+
   test('a real process: a handler that never settles is named once stdin ends, with status 1', async () => {
     const harness = spawnHarness(path.join(PACKAGE_DIR, 'test-support', 'hanging-harness.mjs'));
     assert.deepEqual(await harness.request('describe'), {
