@@ -402,6 +402,41 @@ def test_a_paused_mutation_lets_the_suite_act_then_resumes(tmp_path: Path) -> No
     assert (root / "new.txt").read_text() == "x"
 
 
+def test_serve_resumes_a_paused_call_when_its_input_ends(tmp_path: Path) -> None:
+    # SPEC §6.4: "A harness whose input ends while a call is paused resumes it"; it used to wait
+    # for a resume that could no longer come, and so never exited.
+    root = tmp_path / "ws"
+    root.mkdir()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "conformance.serve", "--harness", "reference"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        cwd=tmp_path, env=ENV,
+    )  # fmt: skip
+    try:
+        assert child.stdin is not None
+        assert child.stdout is not None
+        (opened,) = _exchange(
+            child,
+            {"id": 1, "method": "open_workspace", "params": {"root": str(root), "options": {}}},
+        )
+        session = opened["result"]
+        (armed,) = _exchange(child, {"id": 2, "method": "arm_pause",
+                                     "params": {"session": session, "point": "staged"}})  # fmt: skip
+        assert armed == {"id": 2, "result": None}
+        (paused,) = _exchange(child, {"id": 3, "method": "call_tool", "params": {
+            "session": session, "name": "write", "arguments": {"file_path": "new.txt", "content": "x"}}})  # fmt: skip
+        assert paused == {"method": "paused", "params": {"session": session, "point": "staged"}}
+        child.stdin.close()
+        assert child.wait(timeout=20) == 0
+        written = json.loads(child.stdout.readline())
+    finally:
+        child.kill()
+        child.wait()
+    assert written["id"] == 3
+    assert written["result"]["isError"] is False
+    assert (root / "new.txt").read_text() == "x"
+
+
 def test_a_mutation_that_must_wait_for_another_says_so(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     root.mkdir()

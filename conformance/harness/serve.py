@@ -47,6 +47,7 @@ class Server:
         self._write_lock = threading.Lock()
         self._pauses: dict[str, threading.Event] = {}
         self._pauses_lock = threading.Lock()
+        self._input_ended = False  # once True, no resume can come: nothing pauses any more
         self._armed: set[str | None] = set()  # sessions that were ever armed (until closed)
         self._running = 0  # requests on the pool not yet answered
         self._running_lock = threading.Lock()
@@ -76,6 +77,17 @@ class Server:
                     with self._running_lock:
                         self._running += 1
                     pool.submit(self._run_on_pool, request)
+            # SPEC §6.4: with the input ended no resume can come, so a paused call goes on (the
+            # pool is waited for on the way out of the block, and would wait for it forever).
+            self._release_pauses()
+
+    def _release_pauses(self) -> None:
+        with self._pauses_lock:
+            self._input_ended = True
+            waiting = list(self._pauses.values())
+            self._pauses.clear()
+        for event in waiting:
+            event.set()
 
     def _lines(self, source: IO[bytes]) -> Iterator[bytes]:
         """The request lines of ``source``; while nothing runs, the next is waited for awake
@@ -206,6 +218,8 @@ class Server:
         """Tell the suite the mutation reached ``point``; wait until it says resume."""
         resumed = threading.Event()
         with self._pauses_lock:
+            if self._input_ended:
+                return  # nobody is left to say resume: go on at once
             self._pauses[session] = resumed
         self._answer({"method": "paused", "params": {"session": session, "point": point}})
         resumed.wait()
