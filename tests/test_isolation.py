@@ -432,11 +432,15 @@ def test_a_run_leaves_nothing_in_its_directories(tmp_path: Path) -> None:
     assert os.listdir(temp) == []
 
 
+def _breaks_a_call(how: str) -> str:
+    fixture = REPO / "tests/fixtures/breaks_a_call.py"
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(fixture))} {how}"
+
+
 def test_an_answer_sent_twice_fails_its_own_case_under_the_protocol_rule(tmp_path: Path) -> None:
     # The second copy came in the same read as the first: it was taken without a word, or,
     # after a case's last call, told to the next case instead.
-    fixture = REPO / "tests/fixtures/answers_twice.py"
-    proxy = f"{shlex.quote(sys.executable)} {shlex.quote(str(fixture))}"
+    proxy = _breaks_a_call("twice")
     _, data = hostile_run("--harness-cmd", proxy, "--conformance-case", "RD-001",
                           "--conformance-case", "RD-002", cwd=tmp_path)  # fmt: skip
     first = case_of(data, "RD-001")["verdicts"]
@@ -461,7 +465,7 @@ def test_an_answer_sent_twice_fails_its_own_case_under_the_protocol_rule(tmp_pat
 def test_an_answer_outside_the_protocol_names_its_rule_and_is_one_cause(tmp_path: Path) -> None:
     # A verdict of a line that is not JSON cited no rule, and each case that met one was a
     # cause of its own in its own words.
-    proxy = f"{shlex.quote(sys.executable)} {shlex.quote(str(REPO / 'tests/fixtures/garbles_a_call.py'))}"
+    proxy = _breaks_a_call("garble")
     _, data = hostile_run("--harness-cmd", proxy, "--conformance-case", "RD-001",
                           "--conformance-case", "RD-002", cwd=tmp_path)  # fmt: skip
     for case_id in ("RD-001", "RD-002"):
