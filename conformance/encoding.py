@@ -12,12 +12,13 @@ import json
 from typing import Any
 
 
-def json_text(value: Any, *, indent: int | None = None) -> str:
-    """``value`` as JSON text that encodes as UTF-8."""
-    text = json.dumps(value, ensure_ascii=False, indent=indent)
+def json_text(value: Any, *, indent: int | None = None, allow_nan: bool = True) -> str:
+    """``value`` as JSON text that encodes as UTF-8 (``allow_nan=False``: a NaN or an infinity
+    raises ``ValueError``, as JSON has none)."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=allow_nan)
     if not text.isascii():
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
-            text = json.dumps(value, ensure_ascii=True, indent=indent)
+            text = json.dumps(value, ensure_ascii=True, indent=indent, allow_nan=allow_nan)
     return text

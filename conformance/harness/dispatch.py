@@ -26,6 +26,28 @@ ROUND_TRIPS: Final[dict[str, Callable[[BaseException], BaseException]]] = {
 }
 
 
+UNPRINTABLE: Final = "<unprintable thrown value>"
+"""What stands for the message of an exception whose string form cannot be made (as the Node
+kit says it, and SPEC {tool.error.text} for a tool's result)."""
+
+
+def message_of(error: BaseException) -> str:
+    """``str(error)``, or ``UNPRINTABLE`` when its ``__str__`` (or an argument's) raises.
+
+    Whatever it raises, an interruption too: the error is being reported, and a report that
+    raises would leave its request unanswered.
+    """
+    try:
+        return str(error)
+    except BaseException:  # see above
+        return UNPRINTABLE
+
+
+def described(error: BaseException) -> str:
+    """``"<class name>: <message>"`` of an error, whatever its ``__str__`` does."""
+    return f"{type(error).__name__}: {message_of(error)}"
+
+
 class UnknownMethod(Exception):
     """The protocol has no such method, or the harness does not implement it."""
 
@@ -45,13 +67,13 @@ def dispatch(harness: Any, method: str, params: JsonObject, on_pause: PauseHook)
         raise UnknownMethod(f"unknown method {method!r}")
     try:
         return handler(harness, params, on_pause)
-    except (KeyboardInterrupt, SystemExit, GeneratorExit) as exc:
-        raise Propagated(type(exc).__name__, str(exc)) from exc
     except BaseException as exc:
         if isinstance(exc, Exception):
             raise
-        # asyncio.CancelledError and friends: reported, never swallowed into a result.
-        raise Propagated(type(exc).__name__, str(exc)) from exc
+        # KeyboardInterrupt, SystemExit, GeneratorExit, asyncio.CancelledError and the
+        # harness's own: reported, never swallowed into a result, even when it cannot be
+        # rendered (SPEC {tool.base-exception}).
+        raise Propagated(type(exc).__name__, message_of(exc)) from exc
 
 
 def _need(harness: Any, name: str) -> Callable[..., Any]:

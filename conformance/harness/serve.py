@@ -9,11 +9,18 @@ arrives while nothing else runs and whose session was never armed to pause, whic
 on the reading thread (it cannot wait for anything the suite has yet to send, and a thread
 handoff costs more than most calls). A ``batch`` (SPEC {proto.batch}) is run here, one
 request after another, for any harness object.
+
+Every request is answered, whatever the harness does in the call: an exception whose string
+form raises, an interruption (SPEC {tool.base-exception}), a result that cannot be written as
+JSON. The requests come on a private copy of stdin too, and file descriptor 0 reads nothing
+(``/dev/null``): a harness that reads stdin, or a program it starts that inherits it, would
+otherwise take the suite's requests.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import json
 import os
@@ -27,7 +34,13 @@ from typing import IO, Any, Final
 from conformance.encoding import json_text
 from conformance.harness.batch import BATCHABLE, Unresolved, resolve
 from conformance.harness.contract import PROTOCOL_VERSION, Json, JsonObject
-from conformance.harness.dispatch import Propagated, UnknownMethod, dispatch
+from conformance.harness.dispatch import (
+    Propagated,
+    UnknownMethod,
+    described,
+    dispatch,
+    message_of,
+)
 from conformance.harness.objects import load_python_harness
 from conformance.speed import poll_awake
 
@@ -45,46 +58,65 @@ class Server:
         self.label = label
         self._out = out
         self._write_lock = threading.Lock()
-        self._pauses: dict[str, threading.Event] = {}
+        # Each session's paused calls, oldest first: a resume releases the oldest (a harness
+        # that never disarms pauses a second write of the session before the first resumes).
+        self._pauses: dict[str, collections.deque[threading.Event]] = {}
         self._pauses_lock = threading.Lock()
         self._input_ended = False  # once True, no resume can come: nothing pauses any more
         self._armed: set[str | None] = set()  # sessions that were ever armed (until closed)
         self._running = 0  # requests on the pool not yet answered
         self._running_lock = threading.Lock()
+        self._lone = False  # a request is being served on the reading thread
+        self._reader: int | None = None  # the reading thread, while serve() runs
+        self._requests: Iterator[bytes] = iter(())
+        self._pool: ThreadPoolExecutor | None = None
 
     def serve(self, source: IO[bytes]) -> None:
         """Answer every request until stdin ends."""
         with ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="serve") as pool:
-            for raw in self._lines(source):
-                if not raw.strip():
-                    continue
-                try:
-                    request = json.loads(raw)
-                except ValueError as exc:
-                    self._answer({"id": None, "error": {"message": f"not JSON: {exc}"}})
-                    continue
-                if not isinstance(request, dict) or not isinstance(request.get("method"), str):
-                    self._answer({"id": _id_of(request), "error": {"message": "not a request"}})
-                    continue
-                if request["method"] == "resume":
-                    self._resume(request)
-                    continue
-                if self._alone(request):
-                    # As on the pool, where a failure to answer is kept by an unread future.
-                    with contextlib.suppress(Exception):
-                        self._run(request)
-                else:
-                    with self._running_lock:
-                        self._running += 1
-                    pool.submit(self._run_on_pool, request)
+            self._pool, self._reader = pool, threading.get_ident()
+            # One iterator: a call paused on this thread reads on from it (``_pause``).
+            self._requests = self._lines(source)
+            for raw in self._requests:
+                self._take(raw)
             # SPEC §6.4: with the input ended no resume can come, so a paused call goes on (the
             # pool is waited for on the way out of the block, and would wait for it forever).
             self._release_pauses()
 
+    def _take(self, raw: bytes) -> None:
+        """Handle one request line: a resume at once, a request here or on the pool."""
+        if not raw.strip():
+            return
+        try:
+            request = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            self._answer({"id": None, "error": {"message": f"not JSON: {exc}"}})
+            return
+        if not isinstance(request, dict) or not isinstance(request.get("method"), str):
+            self._answer({"id": _id_of(request), "error": {"message": "not a request"}})
+            return
+        if request["method"] == "resume":
+            self._resume(request)
+            return
+        if self._alone(request):
+            self._lone = True
+            try:
+                # As on the pool, where a failure to write the answer is kept by an unread
+                # future (``_run`` answers whatever the call does).
+                with contextlib.suppress(Exception):
+                    self._run(request)
+            finally:
+                self._lone = False
+        else:
+            with self._running_lock:
+                self._running += 1
+            assert self._pool is not None
+            self._pool.submit(self._run_on_pool, request)
+
     def _release_pauses(self) -> None:
         with self._pauses_lock:
             self._input_ended = True
-            waiting = list(self._pauses.values())
+            waiting = [event for queue in self._pauses.values() for event in queue]
             self._pauses.clear()
         for event in waiting:
             event.set()
@@ -132,7 +164,7 @@ class Server:
             self._armed.add(session)
         elif request["method"] == "close_workspace":
             self._armed.discard(session)  # a call of it still paused is running: the pool
-        if session in self._armed:
+        if session in self._armed or self._lone:  # (a lone call paused: ``_pause``)
             return False
         with self._running_lock:
             return self._running == 0
@@ -145,12 +177,13 @@ class Server:
                 self._running -= 1
 
     def _run(self, request: JsonObject) -> None:
-        method, request_id = request["method"], request.get("id")
-        params = request.get("params") or {}
-        if method == "batch":
-            self._answer({"id": request_id, **self._batch(params)})
-            return
-        self._answer({"id": request_id, **self._outcome(method, params)})
+        request_id = request.get("id")
+        try:
+            method, params = request["method"], request.get("params") or {}
+            answer = self._batch(params) if method == "batch" else self._outcome(method, params)
+        except BaseException as exc:  # every request is answered
+            answer = {"error": {"message": f"the answer could not be made: {described(exc)}"}}
+        self._answer({"id": request_id, **answer})
 
     def _outcome(self, method: str, params: JsonObject) -> JsonObject:
         """``{"result"}`` or ``{"error"}`` of one request, as the protocol answers it."""
@@ -165,8 +198,11 @@ class Server:
             return {"error": {"message": str(exc) or exc.name, "propagated": exc.name}}
         except UnknownMethod as exc:
             return {"error": {"message": str(exc), "unknown": True}}
-        except Exception as exc:
-            return {"error": {"message": f"{type(exc).__name__}: {exc}"}}
+        except BaseException as exc:  # an Exception, or one raised out of dispatch
+            if not isinstance(exc, Exception):  # by what describe's answer asked of the object
+                name = type(exc).__name__
+                return {"error": {"message": message_of(exc) or name, "propagated": name}}
+            return {"error": {"message": described(exc)}}
         return {"result": result}
 
     def _batch(self, params: JsonObject) -> JsonObject:
@@ -220,14 +256,30 @@ class Server:
         with self._pauses_lock:
             if self._input_ended:
                 return  # nobody is left to say resume: go on at once
-            self._pauses[session] = resumed
+            self._pauses.setdefault(session, collections.deque()).append(resumed)
         self._answer({"method": "paused", "params": {"session": session, "point": point}})
-        resumed.wait()
+        if threading.get_ident() != self._reader:
+            resumed.wait()
+            return
+        # Paused on the reading thread (a lone call, where a harness fired a pause it was not
+        # armed for): nothing else would read the resume, so read on here, every request but
+        # resumes going to the pool, until it comes or the input ends.
+        for raw in self._requests:
+            self._take(raw)
+            if resumed.is_set():
+                return
+        self._release_pauses()
 
     def _resume(self, request: JsonObject) -> None:
-        session = (request.get("params") or {}).get("session")
+        params = request.get("params")
+        session = params.get("session") if isinstance(params, dict) else None
+        waiting = None
         with self._pauses_lock:
-            waiting = self._pauses.pop(session, None) if isinstance(session, str) else None
+            queue = self._pauses.get(session) if isinstance(session, str) else None
+            if queue:
+                waiting = queue.popleft()
+                if not queue:
+                    del self._pauses[session]  # type: ignore[arg-type]
         if waiting is None:
             self._answer(
                 {"id": request.get("id"), "error": {"message": f"nothing paused in {session!r}"}}
@@ -238,14 +290,10 @@ class Server:
 
     def _answer(self, message: JsonObject) -> None:
         try:
-            line = json_text(message).encode("utf-8")
-        except (TypeError, ValueError) as exc:
-            line = json.dumps(
-                {
-                    "id": message.get("id"),
-                    "error": {"message": f"the harness answered a value that is not JSON: {exc}"},
-                }
-            ).encode("utf-8")
+            line = json_text(message, allow_nan=False).encode("utf-8")
+        except BaseException as exc:  # too deep, or the harness's own types raise
+            why = f"the harness answered a value that is not JSON: {message_of(exc)}"
+            line = json.dumps({"id": message.get("id"), "error": {"message": why}}).encode("utf-8")
         with self._write_lock:
             self._out.write(line + b"\n")
             self._out.flush()
@@ -279,17 +327,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--mcp-map", metavar="FILE", help="TOML mapping of spec tools to MCP tools")
     parser.add_argument("--wording", metavar="FILE", help="the words of the bridge's own refusals")
     args = parser.parse_args(argv)
-    # The protocol keeps a private copy of stdout; fd 1 (print, C extensions) becomes stderr.
+    # The protocol keeps private copies of stdin and stdout (not inherited by what the harness
+    # starts); fd 1 (print, C extensions) becomes stderr, and fd 0 reads nothing.
     protocol = os.fdopen(os.dup(1), "wb")
+    requests = os.fdopen(os.dup(0), "rb", buffering=0)
     os.dup2(2, 1)
+    nothing = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(nothing, 0)
+    os.close(nothing)
     sys.stdout = sys.stderr
+    label = f'harness "{args.harness}"' if args.harness else f"--harness-mcp {args.mcp!r}"
     try:
         harness = _load(args)
     except Exception as exc:
         print(f"{SERVE_PREFIX}{exc}", file=sys.stderr, flush=True)
         return 2
-    label = f'harness "{args.harness}"' if args.harness else f"--harness-mcp {args.mcp!r}"
-    Server(harness, protocol, label).serve(sys.stdin.buffer)
+    except BaseException as exc:  # sys.exit() at import says so in one line too
+        print(
+            f"{SERVE_PREFIX}{label} cannot be loaded: {described(exc)}", file=sys.stderr, flush=True
+        )
+        return 2
+    Server(harness, protocol, label).serve(requests)
     return 0
 
 

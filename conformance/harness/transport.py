@@ -16,7 +16,7 @@ from typing import Any
 
 from conformance.harness.batch import Unresolved, resolve
 from conformance.harness.contract import Json, JsonObject
-from conformance.harness.dispatch import Propagated, UnknownMethod, dispatch
+from conformance.harness.dispatch import Propagated, UnknownMethod, described, dispatch
 
 PauseHandler = Callable[[str, str], None]
 
@@ -150,6 +150,4 @@ class InProcess(Transport):
         except UnknownMethod as exc:
             raise HarnessCallError(f"{method}: {exc}", method=method, unknown=True) from exc
         except Exception as exc:
-            raise HarnessCallError(
-                f"{method} raised {type(exc).__name__}: {exc}", method=method
-            ) from exc
+            raise HarnessCallError(f"{method} raised {described(exc)}", method=method) from exc
