@@ -38,8 +38,10 @@ A name the harness drew at random for a file of its own (a temporary file it lef
 shown by its shape, each random part as ``…``: ``".a.txt.….tmp" created``. Random here is what
 the common generators draw: a run of eight or more hex digits with a digit among them (tokens,
 hashes, UUIDs' parts), of four or more decimal digits (process IDs, times, Go's temp names),
-and Python's ``tmp`` with its eight characters. A name drawn otherwise can still differ from
-run to run. Of the suite's own names only the look-alike temporary files of PUB-005 and
+and Python's ``tmp`` with its eight characters; in the harness's own temporary directory also
+what Python's ``tempfile`` (eight characters) and Node's ``mkdtemp`` (six) add to a prefix the
+harness chose: ``"<harness tmp>/oh_editor_history_…/….json"``. A name drawn otherwise can still
+differ from run to run. Of the suite's own names only the look-alike temporary files of PUB-005 and
 PUB-011 have such a run, and read by their shape too.
 
 Only the display is normalized: every check compares what the harness really sent.
@@ -60,6 +62,8 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Final
+
+from conformance.basetemp import HARNESS_TMP
 
 OUTSIDE: Final = "outside"
 """The suite's outside area: this directory beside the workspace root."""
@@ -259,9 +263,20 @@ _DRAWN: Final = re.compile(
 )
 
 
+_TEMP_DRAWN: Final = re.compile(r"(?<=[_.-])(?:[a-z0-9_]{8}(?=$|[/.])|[A-Za-z0-9]{6}(?=$|/))")
+"""What a temporary name's generator adds to the prefix the harness chose: Python's
+``tempfile`` eight characters of ``[a-z0-9_]``, Node's ``mkdtemp`` six of ``[A-Za-z0-9]``."""
+
+HARNESS_TEMP: Final = f"<{HARNESS_TMP}>/"
+"""How a watched name in the harness's own temporary directory starts."""
+
+
 def shaped(name: str) -> str:
     """A path with the random parts of its names shown as ``…`` (see the module's text)."""
-    return _DRAWN.sub(lambda match: f"{match.group(1) or ''}…", name)
+    name = _DRAWN.sub(lambda match: f"{match.group(1) or ''}…", name)
+    if name.startswith(HARNESS_TEMP):  # what a harness keeps there, it names by a generator
+        name = HARNESS_TEMP + _TEMP_DRAWN.sub("…", name[len(HARNESS_TEMP) :])
+    return name
 
 
 def text(value: str) -> str:

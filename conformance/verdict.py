@@ -221,8 +221,11 @@ class Judge:
         """Round numbers of a repeated check (a race); what fails in several rounds is one verdict.
 
         After each round the violations of the rounds so far are collapsed: each distinct one
-        once, as ``in 3 of 10 rounds: …``.
+        once, as ``in 3 of 10 rounds: …``. A single round is no repetition: its words stand.
         """
+        if count == 1:
+            yield 0
+            return
         start = len(self.violations)
         tagged: list[tuple[Violation, int]] = []
         for number in range(count):
