@@ -132,12 +132,18 @@ class Watch:
 
 
 def diff(before: Snapshot, after: Snapshot) -> list[Change]:
-    """Every path whose entry differs, sorted."""
+    """Every path whose entry differs, in the order their words sort.
+
+    Not by path: two files a harness named at random read alike (``"….json" created``), and
+    their random names would order them differently on every run.
+    """
     changes = []
-    for path in sorted(set(before) | set(after)):
+    for path in set(before) | set(after):
         old, new = before.get(path), after.get(path)
         if old is None or new is None or not old.same_content(new) or old.mode != new.mode:
             changes.append(Change(path, old, new))
+    if len(changes) > 1:
+        changes.sort(key=lambda change: (change.describe(), change.path))
     return changes
 
 

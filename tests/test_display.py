@@ -27,7 +27,7 @@ from conformance.verdict import (
     differ,
     verdict_text,
 )
-from conformance.watch import Change, Watch, content_entry
+from conformance.watch import Change, Watch, content_entry, diff
 from tests.suite import REPO, case_of, cases, fixture, report, run_suite
 
 ABSOLUTE_RACY = fixture("absolute_racy:harness")
@@ -201,6 +201,17 @@ def test_a_temporary_name_in_the_harnesss_own_directory_is_shown_by_its_shape() 
         assert display.shaped(kept) == kept
 
 
+def test_changes_that_read_alike_come_in_the_order_of_their_words() -> None:
+    # Two history files OpenHands names at random: ordered by their random names, the verdict
+    # listed them one way on one run and the other way on the next.
+    temp = "<harness tmp>/oh_editor_history_k3j2x9a1"
+    after = {f"{temp}/0011ffee22.json": content_entry(b"b" * 146),
+             f"{temp}/ffee0011aa.json": content_entry(b"a" * 118)}  # fmt: skip
+    described = [change.describe() for change in diff({}, after)]
+    assert [d.split(" (")[1][:9] for d in described] == ["118 bytes", "146 bytes"]
+    assert described[0].startswith('"<harness tmp>/oh_editor_history_…/….json" created')
+
+
 def test_a_race_of_two_failing_calls_ends_on_the_first_calls_failure() -> None:
     # Which racer failed first was the scheduler's choice: GRD-013 named "writer 0" on one run
     # and "writer 1" on the next for a harness whose every write fails.
@@ -301,12 +312,11 @@ def test_a_long_difference_points_at_where_it_starts(places: Path) -> None:
     got = f"Error: {places}/a.txt was modified since you last read it — read it again"
     want = f'Error: cannot write "{places}/a.txt": file changed since it was read — retry'
     assert differ(got, want) == (
-        'differs at character 7 (of 71; 74 expected): was "Error: <root>/a.txt was modified"… '
+        'differs at character 7: was "Error: <root>/a.txt was modified"… '
         'where "Error: cannot write \\"<root>/a.tx"… was expected'
     )
     assert differ([{"text": "a" * 60 + "b"}], [{"text": "a" * 60 + "c"}]) == (
-        'differs at character 71 (of 75; 75 expected): was …aaaaaaaab"}] where …aaaaaaaac"}] '
-        "was expected"
+        'differs at character 71: was …aaaaaaaab"}] where …aaaaaaaac"}] was expected'
     )
 
 
@@ -320,8 +330,8 @@ def test_the_one_line_verdict_keeps_where_expected_and_actual_differ(places: Pat
                 rule="write.output", level="wording")  # fmt: skip
     line = _one_line(judge.violations[0].sentence)
     assert line == (
-        'write of "deep/er/new.txt": the model saw text that differs at character 71 (of 83; 87 '
-        'expected): was …"\\nCreated.\\n</content>" where …"\\nCreated file\\n</content>" was '
+        'write of "deep/er/new.txt": the model saw text that differs at character 71: '
+        'was …"\\nCreated.\\n</content>" where …"\\nCreated file\\n</content>" was '
         "expected; SPEC §4.2 {write.output}"
     )
 
@@ -402,8 +412,8 @@ def test_two_runs_under_different_temporary_directories_give_identical_baselines
         baselines.append(capsys.readouterr().out)
         wording = case_of(data, "PRV-014")["verdicts"][0]["verdict"]  # type: ignore[index]
         assert wording == (
-            'edit of "a.txt": the model saw text that differs at character 7 (of 46; 50 '
-            'expected): was "Error: No match for old_string i"… where "Error: String to replace '
+            'edit of "a.txt": the model saw text that differs at character 7: '
+            'was "Error: No match for old_string i"… where "Error: String to replace '
             'not fou"… was expected; SPEC §3.4 {fs.msg.edit-not-found}: edit, `old_string` not '
             'present: FS_EDIT_NOT_FOUND `old_string was not found in "<p>"`'
         )
