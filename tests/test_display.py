@@ -196,6 +196,12 @@ def test_a_temporary_name_in_the_harnesss_own_directory_is_shown_by_its_shape() 
     )
     assert display.shaped("<harness tmp>/cache_abcdefgh.json") == "<harness tmp>/cache_….json"
     assert display.shaped("<harness tmp>/session-Ab3xYz/a.txt") == "<harness tmp>/session-…/a.txt"
+    # what tempfile draws before a .tmp suffix, in a name and in a harness's message
+    assert display.shaped("deep/er/.new.txt._ocqqqoa.tmp") == "deep/er/.new.txt.….tmp"
+    said = "No such file or directory: '/x/.new.txt.z0njjqze.tmp' while trying to write"
+    assert (
+        display.text(said) == "No such file or directory: '/x/.new.txt.….tmp' while trying to write"
+    )
     # the same names in the workspace are the harness's or the suite's own, and stay
     for kept in ("oh_editor_history_5r0368so/x.json", "data-Ab3xYz/a.txt", "<harness tmp>/notes"):
         assert display.shaped(kept) == kept
