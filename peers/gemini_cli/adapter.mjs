@@ -13,12 +13,22 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { serve, HandleTable, CallIds } from '../../adapters/node/index.mjs';
 import { toolCall, answerOf, refusalOf, result, TOOLS } from './translate.mjs';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 
 const env = process.argv[2];
 if (!env) {
   console.error('usage: node adapter.mjs ENV (the npm folder gemini-cli-core is installed in)');
   process.exit(2);
+}
+// gemini-cli registers every workspace it is given in ~/.gemini (projects.json, tmp/ws-N,
+// history/): shared, that registry grew by some 250 projects a run, slowed each run down, and
+// named the workspace's temp directory by its place in it (ws-916, then ws-1148), which its
+// refusals quote. Each process gets a home of its own (GEMINI_CLI_HOME, paths.js@0.61.0:20),
+// beside the installed package rather than in the watched temporary directory.
+if (!process.env.GEMINI_CLI_HOME) {
+  const home = mkdtempSync(path.join(env, 'gemini-home-'));
+  process.env.GEMINI_CLI_HOME = home;
+  process.on('exit', () => rmSync(home, { recursive: true, force: true }));
 }
 const core = await import(
   pathToFileURL(path.join(env, 'node_modules/@google/gemini-cli-core/dist/index.js')).href
