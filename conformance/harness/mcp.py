@@ -716,7 +716,7 @@ class McpBridge:
             raise ValueError("the MCP server command is empty")
         if importlib.util.find_spec("mcp") is None:
             raise ValueError(
-                "--harness-mcp needs the MCP SDK: pip install 'harness-conformance[mcp]'"
+                "--harness-mcp needs the MCP SDK: pip install 'mcp>=2.3' (the suite's [mcp] extra)"
             )
         bridge = cls(command, argv, mapping, wording)
         try:
