@@ -16,7 +16,8 @@ harness grants as a temp area. A case's directory is removed once the case is ov
 process, while the run goes on), the run's directory when the run ends, and so is the base
 itself if the suite created it and it is empty then. A base you choose should lie outside
 the system temp directory too (``/tmp``, TMPDIR): a harness in process sees the suite's TMPDIR,
-and some harnesses grant ``/tmp`` by name.
+and some harnesses grant ``/tmp`` by name. A default base that lies there all the same (the
+user's cache under ``/tmp``) gets one NOTE in the run's summary (``under_temp_note``).
 """
 
 from __future__ import annotations
@@ -48,6 +49,36 @@ def default_base() -> Path:
     """``$XDG_CACHE_HOME/harness-conformance``, or ``~/.cache/harness-conformance``."""
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(cache) / "harness-conformance"
+
+
+def temp_area_of(path: Path) -> str | None:
+    """The system temp directory ``path`` lies in (``/tmp``, ``/var/tmp``, TMPDIR), or ``None``.
+
+    Both sides resolved, so a link to ``/tmp`` or a TMPDIR spelled through one is found too.
+    """
+    here = os.path.realpath(path)
+    areas = ("/tmp", "/var/tmp", tempfile.gettempdir(), os.environ.get("TMPDIR") or "/tmp")
+    for area in areas:
+        real = os.path.realpath(area)
+        if real != "/" and os.path.commonpath([here, real]) == real:
+            return real
+    return None
+
+
+def under_temp_note(base: Path) -> str | None:
+    """The run's NOTE when the default base lies in a temp directory (``None`` when it does not).
+
+    Only the default gets it: tests and users who choose a base chose it. The default cannot
+    simply move elsewhere, since ``XDG_CACHE_HOME`` (or ``HOME``) is where the user keeps caches.
+    """
+    area = temp_area_of(base)
+    if area is None:
+        return None
+    return (
+        f"the run's directories are under {area}, a temp directory (the default base follows "
+        f"XDG_CACHE_HOME, or HOME): a harness that grants {area} can fail sandbox cases it "
+        f"passes elsewhere; choose a base outside it with {OPTION} DIR"
+    )
 
 
 _REMOVER: Final = """

@@ -43,7 +43,14 @@ from conformance import (
     workers,
 )
 from conformance.baseline import Baseline, BaselineError
-from conformance.basetemp import HARNESS_CWD, HARNESS_TMP, BaseTempError, RunBase, default_base
+from conformance.basetemp import (
+    HARNESS_CWD,
+    HARNESS_TMP,
+    BaseTempError,
+    RunBase,
+    default_base,
+    under_temp_note,
+)
 from conformance.causes import DECLARED, PASSES_AS_DECLARED, XPASS_LEAD, subject_signature
 from conformance.client import Client, HarnessGone
 from conformance.failures import OwnWords
@@ -372,6 +379,9 @@ class _State:
             return
         given = self.config.getoption("conformance_basetemp")
         self.base = RunBase(Path(given).absolute() if given else default_base())
+        note = None if given else under_temp_note(self.base.base)
+        if note is not None:
+            self.notes.append(note)
         try:
             self.base.create()
         except BaseTempError as exc:

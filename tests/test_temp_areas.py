@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from conformance.basetemp import RunBase, default_base
+from conformance.basetemp import RunBase, default_base, temp_area_of, under_temp_note
 from conformance.harness.contract import parse_profile
-from tests.suite import case_of, error_lines, fixture, outcomes, report, run_suite
+from tests.suite import case_of, cli, error_lines, fixture, outcomes, report, run_suite
 
 
 def _sandbox_run(tmp_path: Path, name: str, temp: Path) -> tuple[int, dict[str, object]]:
@@ -182,3 +182,41 @@ def test_temp_writable_is_never_assumed() -> None:
          "options": {"tempWritable": True}}, "h",
     )  # fmt: skip
     assert declared.supports("tempWritable")
+
+
+def test_a_temp_area_is_found_through_links_and_tmpdir(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "t"))
+    (tmp_path / "t").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "t")
+    assert temp_area_of(tmp_path / "link" / "base") is not None
+    assert temp_area_of(Path("/var/tmp/base")) == os.path.realpath("/var/tmp")
+    assert temp_area_of(Path("/nonexistent-area/.cache/harness-conformance")) is None
+    assert under_temp_note(Path("/nonexistent-area/.cache/harness-conformance")) is None
+
+
+def test_a_default_base_in_a_temp_directory_gets_one_note_and_a_chosen_one_none(
+    tmp_path: Path,
+) -> None:
+    """With XDG_CACHE_HOME under /tmp (some containers) the SPEC's promise needs the user's help.
+
+    A harness that grants ``/tmp`` by name would then fail sandbox cases it passes with the base
+    elsewhere: the run says so in one line, naming the option that fixes it.
+    """
+    env = {"XDG_CACHE_HOME": str(tmp_path / "xdg"), "TMPDIR": str(tmp_path)}
+    common = ["-p", "no:cacheprovider", "--harness", fixture("temp_grant:Declared")]
+    default = cli(*common, "--conformance-case", "SBX-014", cwd=tmp_path, env=env)
+    assert default.returncode == 0, default.stdout[-2000:]
+    notes = [line for line in default.stdout.splitlines() if line.startswith("NOTE")]
+    assert len(notes) == 1, default.stdout[-2000:]
+    assert notes[0].startswith("NOTE: the run's directories are under ")
+    assert notes[0].endswith(
+        "a temp directory (the default base follows XDG_CACHE_HOME, or HOME): a harness that "
+        f"grants {notes[0].split()[6][:-1]} can fail sandbox cases it passes elsewhere; choose a "
+        "base outside it with --conformance-basetemp DIR"
+    )
+    chosen = cli(*common, "--conformance-case", "SBX-014", "--conformance-basetemp",
+                 str(tmp_path / "base"), cwd=tmp_path, env=env)  # fmt: skip
+    assert chosen.returncode == 0, chosen.stdout[-2000:]
+    assert "NOTE" not in chosen.stdout
