@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,6 @@ def test_the_ci_workflow_calls_nox_with_the_suite_from_its_repository() -> None:
     assert "run: nox -s conformance" in workflow
     assert "  HARNESS_CONFORMANCE_SOURCE: git+https://" in workflow
     assert 'python: ["3.11", "3.12", "3.13"]' in workflow
+    # The tag a release makes (docs/development.md): bumping the version moves the pin with it.
+    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    assert f"harness-conformance@v{version}\n" in workflow
