@@ -135,6 +135,10 @@ class Places:
         self.forget_values()
         self.forget_case()
 
+    def forget_handles(self) -> None:
+        """Handles are named afresh from ``<handle 1>`` (a property's next example)."""
+        self._handles.clear()
+
     def forget_case(self) -> None:
         """The case is over: its directories are no longer named."""
         self._root = self._base = None

@@ -13,6 +13,7 @@ It is loaded in every pytest run of an environment where harness-conformance is 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib
 import itertools
@@ -1197,6 +1198,10 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
     if client is not None:
         client.dead_ends_case = judge.immediate
     returned = False
+    hypothesis: Any = getattr(pyfuncitem.obj, "hypothesis", None)
+    inner = getattr(hypothesis, "inner_test", None)
+    if inner is not None:
+        hypothesis.inner_test = _one_example_at_a_time(inner, judge)
     try:
         outcome = yield
         returned = True
@@ -1216,6 +1221,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
     except Exception as exc:
         raise _cut_short(judge, exc) from exc
     finally:
+        if inner is not None:
+            hypothesis.inner_test = inner
         if client is not None:
             client.dead_ends_case = False
         _release_abandoned_calls(state, pyfuncitem)
@@ -1228,6 +1235,30 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
     judge.check_unjudged_calls()
     judge.settle()
     return outcome
+
+
+def _one_example_at_a_time(inner: Callable[..., object], judge: Judge) -> Callable[..., object]:
+    """A property's test body, judged one example at a time.
+
+    Hypothesis runs a property many times (generating, then shrinking what failed, then the
+    smallest failing example once more), and the case's judge outlives every run. Each example
+    starts with no violations and no calls of its own, so the verdict is the one of the example
+    hypothesis settled on, with its calls: not every example's first violation (hundreds, whose
+    handles and values depend on how far the search went) and every call of the search.
+    What a call changed outside the workspace is judged after its own example, so that it is
+    shrunk too.
+    """
+
+    @functools.wraps(inner)
+    def one_example(*args: object, **kwargs: object) -> object:
+        judge.violations.clear()
+        judge.calls.clear()
+        display.PLACES.forget_handles()
+        result = inner(*args, **kwargs)
+        judge.check_unjudged_calls()
+        return result
+
+    return one_example
 
 
 def _untold_break(state: _State) -> HarnessCallError | None:
