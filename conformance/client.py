@@ -280,6 +280,19 @@ def _require_workspace(root: str, scenario: Mapping[str, Json]) -> None:
             )
 
 
+def cause_ref(cause: Json) -> Json:
+    """What an ``inspect_error`` cause names, as a ref: ``{"handle"}`` for an error however fully
+    described, ``{"value"}`` for a value, ``None`` for none.
+
+    Compared in this shape, a verdict names a handle by its order in the case
+    (``conformance.display``), never as the harness spelled it: a bare ``"err_17"`` counts the
+    harness's history, and a harness may draw its handles at random.
+    """
+    if isinstance(cause, dict) and "handle" in cause:
+        return {"handle": cause["handle"]}
+    return cause
+
+
 def _pair(error: tuple[str, str]) -> str:
     return display.show({"name": error[0], "code": error[1]})
 

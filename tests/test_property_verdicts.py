@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.suite import case_of, report, run_suite
 
 pytestmark = pytest.mark.once
+
+
+def _verdicts(tmp_path: Path, name: str, harness: str, *cases: str) -> dict[str, Any]:
+    path = tmp_path / f"{name}.json"
+    selection = [arg for case_id in cases for arg in ("--conformance-case", case_id)]
+    run_suite("--harness", harness, *selection, "--conformance-report", str(path), cwd=tmp_path)
+    data = report(path)
+    return {case_id: case_of(data, case_id).get("verdicts") for case_id in cases}
 
 
 def test_a_failed_property_reports_its_one_example_not_every_example_it_tried(
@@ -27,3 +36,16 @@ def test_a_failed_property_reports_its_one_example_not_every_example_it_tried(
     assert len(verdicts) == 1, [v["verdict"] for v in verdicts]
     assert len(calls) == 1, calls  # the shrunk example's one probe_raise
     assert verdicts[0]["call"] == 0
+
+
+def test_a_handle_in_a_property_verdict_reads_the_same_on_every_run(tmp_path: Path) -> None:
+    """A harness may draw its handles at random: a cause compared by its bare handle showed
+    ``"e-3f9a0c…"`` (or ``"err_209"``, the harness's history) where ``<handle N>`` belongs."""
+    cases = ("PROP-001", "REM-004")
+    first = _verdicts(tmp_path, "first", "tests.fixtures.random_handles:harness", *cases)
+    second = _verdicts(tmp_path, "second", "tests.fixtures.random_handles:harness", *cases)
+    assert first == second
+    for case_id in cases:
+        assert first[case_id], f"{case_id} passed a remedy that drops its cause"
+        for verdict in first[case_id]:
+            assert '{"handle": "<handle ' in verdict["verdict"], verdict

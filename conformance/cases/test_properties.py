@@ -22,7 +22,7 @@ from conformance.causes import (
     subject_signature,
     to_error_uncoded,
 )
-from conformance.client import Client, Session
+from conformance.client import Client, Session, cause_ref
 from conformance.display import show
 from conformance.harness.contract import Json, JsonObject
 from conformance.strategies import CODES, FS_CODE, NON_EMPTY_TEXT, TEXT
@@ -81,8 +81,8 @@ def test_remedy_for_every_fs_error(client: Client, judge: Judge, message: str, c
                 rule="remedy.stale" if code == "FS_STALE_VERSION" else "remedy.not-observed", level="wording")  # fmt: skip
     judge.equal(
         "the remedied error's cause",
-        (described["cause"] or {}).get("handle"),
-        original,
+        cause_ref(described["cause"]),
+        {"handle": original},
         rule="remedy.cause",
         signature=subject_signature("remedy.cause", "remedied-cause-lost"),
     )
@@ -138,10 +138,11 @@ def test_to_error(client: Client, judge: Judge, value: Json, kind: str) -> None:
                rule="err.to-error.value", signature=to_error_uncoded(same, described["code"]))  # fmt: skip
     code = {"HarnessError": "C", "FsError": "FS_IO_ERROR"}.get(kind)
     error = client.error(kind, "m", code=code) if code else client.error(kind, "m")
+    handle, same = client.to_error({"handle": error})
     judge.equal(
         f"to_error of a {kind}",
-        client.to_error({"handle": error}),
-        (error, True),
+        ({"handle": handle}, same),
+        ({"handle": error}, True),
         rule="err.to-error.exception",
     )
 

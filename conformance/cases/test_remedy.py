@@ -11,7 +11,7 @@ from conformance.causes import (
     shape_signature,
     subject_signature,
 )
-from conformance.client import Client, Session
+from conformance.client import Client, Session, cause_ref
 from conformance.disk import Disk
 from conformance.display import show
 from conformance.spec import REMEDIES, Wording, fs
@@ -76,7 +76,7 @@ def test_remedy_chains_the_original(client: Client, judge: Judge) -> None:
         original = client.error("FsError", "m", code=code)
         ref, _ = client.remediate({"handle": original})
         cause = client.inspect(str(ref.get("handle")))["cause"]
-        judge.equal(f"the cause of the remedied {code} error", (cause or {}).get("handle"), original,
+        judge.equal(f"the cause of the remedied {code} error", cause_ref(cause), {"handle": original},
                     rule="remedy.cause", signature=subject_signature("remedy.cause", "remedied-cause-lost"))  # fmt: skip
 
 
