@@ -49,3 +49,28 @@ def test_a_handle_in_a_property_verdict_reads_the_same_on_every_run(tmp_path: Pa
         assert first[case_id], f"{case_id} passed a remedy that drops its cause"
         for verdict in first[case_id]:
             assert '{"handle": "<handle ' in verdict["verdict"], verdict
+
+
+def test_a_state_machine_verdict_is_the_words_of_the_step_that_reproduces_it(
+    tmp_path: Path,
+) -> None:
+    """A divergence is kept once per root cause, with the shortest sequence that shows it; its
+    words were the first run's, so an unread write's sequence was told in the words of a
+    stale write (another rule, another remedy) and a write of ``alias.txt`` in those of
+    ``f.txt``."""
+    path = tmp_path / "r.json"
+    run_suite("--harness", "tests.mutants.provider_remedy:harness", "--conformance-case",
+              "STM-001", "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
+    entry = case_of(report(path), "STM-001")
+    verdicts, calls = entry["verdicts"], entry["calls"]
+    assert isinstance(verdicts, list)
+    assert isinstance(calls, list)
+    assert verdicts, "STM-001 passed a provider that appends the remedy itself"
+    for verdict in verdicts:
+        call = calls[verdict["call"]]
+        tool, spelled = call["tool"], call["arguments"]["file_path"]
+        sentence = verdict["verdict"]
+        assert sentence.startswith(f'{tool} of "{spelled}"'), (sentence, call)
+        steps = sentence.split(" — reproduced in ", 1)[1]  # the last step is this call
+        assert steps[steps.rindex(f"{tool} ") :].startswith(f"{tool} {spelled}"), sentence
+        assert verdict["rule"] == call["rule"], (sentence, call)

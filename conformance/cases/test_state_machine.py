@@ -92,7 +92,8 @@ def divergence_key(
 
 @dataclass
 class Divergence:
-    """One distinct divergence: its first verdict and the shortest sequence that showed it."""
+    """One distinct divergence: the shortest sequence that showed it, and the verdict of its
+    last step (the words, rule and call are that step's, never another run's)."""
 
     sentence: str
     level: str
@@ -196,7 +197,10 @@ class GuardMachine(RuleBasedStateMachine):
             self.found[key] = Divergence(first.sentence, first.level, first.rank, first.rule,
                                          list(self.steps), self.clean, first.signature, call)  # fmt: skip
         elif known.better(self.steps, self.clean):
-            known.steps, known.clean, known.call = list(self.steps), self.clean, call
+            # The words are the reproducing step's own: one key may gather calls of either
+            # spelling, in several situations, under several rules (one root cause).
+            self.found[key] = Divergence(first.sentence, first.level, first.rank, first.rule,
+                                         list(self.steps), self.clean, first.signature, call)  # fmt: skip
         self.clean = False
         if behaviour:
             self._follow_the_disk()
