@@ -38,7 +38,7 @@ MUTANTS = {
     "trailing_slash_unresolved": {"GRD-020", "RD-019"},
     "edit_skips_type_check": {"PRV-031"},
     "remedy_in_policy": {"REM-015"},
-    "edit_first_of_many": {"PRV-015", "PRV-026", "SCN-008"},
+    "edit_first_of_many": {"PRV-015", "PRV-026", "SCN-008", "STM-001"},
     "write_leaves_temp": {"REM-012", "GRD-001", "PUB-001", "STM-001"},
     "racy_by_mtime": {"GRD-028"},
 }

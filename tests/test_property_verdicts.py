@@ -74,3 +74,21 @@ def test_a_state_machine_verdict_is_the_words_of_the_step_that_reproduces_it(
         steps = sentence.split(" — reproduced in ", 1)[1]  # the last step is this call
         assert steps[steps.rindex(f"{tool} ") :].startswith(f"{tool} {spelled}"), sentence
         assert verdict["rule"] == call["rule"], (sentence, call)
+
+
+@pytest.mark.parametrize(
+    ("harness", "signature"),
+    [
+        ("tests.mutants.edit_first_of_many", "fs.msg.ambiguous · existing-read · accepted-instead-of-refused"),
+        ("tests.fixtures.crlf_on_edit", "fs.text.utf8 · existing-read · bytes-differ"),
+    ],
+)  # fmt: skip
+def test_the_state_machine_meets_a_repeated_old_string_and_crlf_endings(
+    harness: str, signature: str, tmp_path: Path
+) -> None:
+    """Its random steps accept an edit only on a file read and unchanged since: in 30 runs
+    none met an ``old_string`` found twice, and none edited a CRLF file. The tour does both,
+    under the cause the provider cases give the same defect."""
+    verdicts = _verdicts(tmp_path, "r", f"{harness}:harness", "STM-001")["STM-001"]
+    assert verdicts, f"STM-001 passed {harness}"
+    assert {verdict.get("signature") for verdict in verdicts} == {signature}
