@@ -92,3 +92,15 @@ def test_the_state_machine_meets_a_repeated_old_string_and_crlf_endings(
     verdicts = _verdicts(tmp_path, "r", f"{harness}:harness", "STM-001")["STM-001"]
     assert verdicts, f"STM-001 passed {harness}"
     assert {verdict.get("signature") for verdict in verdicts} == {signature}
+
+
+def test_a_state_machine_disk_divergence_is_kept_once_with_its_steps(tmp_path: Path) -> None:
+    """The comparison of the disk after each step went to the case's judge, not the step's:
+    every comparison of every run was a verdict of its own (``45 times: the workspace's
+    files was …``), without the steps that showed it."""
+    verdicts = _verdicts(tmp_path, "r", "tests.mutants.write_leaves_temp:harness", "STM-001")
+    sentences = [verdict["verdict"] for verdict in verdicts["STM-001"]]
+    disk = [sentence for sentence in sentences if sentence.startswith("the workspace's files")]
+    assert len(disk) == 1, sentences
+    assert all(" — reproduced in " in sentence for sentence in sentences), sentences
+    assert not any(sentence.split(":")[0].endswith(" times") for sentence in sentences)

@@ -403,16 +403,18 @@ class GuardMachine(RuleBasedStateMachine):
         self.steps.pop()  # the comparison is not a step of the sequence
 
     def _compare_the_disk(self) -> None:
+        judge = self.client.judge  # the step's (``_step``), so a divergence is kept once
+        assert judge is not None
         expected = ["alias.txt", "f.txt"] if self.exists else ["alias.txt"]
         # a stray file's random name shown by its shape: the same words on every run
         found = sorted(display.shaped(name) for name in os.listdir(self.disk.root))
         # Only new files beside what the model expects: what the call that left them showed
         # (``stray-files``), one cause with it, not one of this check's own.
         strays = set(expected) < set(found)
-        self.judge.equal("the workspace's files", found, expected, rule="fs.publish.identical",
-                         signature=STRAYS if strays else None)  # fmt: skip
+        judge.equal("the workspace's files", found, expected, rule="fs.publish.identical",
+                    signature=STRAYS if strays else None)  # fmt: skip
         if self.exists:
-            self.judge.equal(
+            judge.equal(
                 "f.txt",
                 self.disk.read("f.txt"),
                 self.content.encode("utf-8"),
