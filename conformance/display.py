@@ -39,7 +39,9 @@ shown by its shape, each random part as ``…``: ``".a.txt.….tmp" created``. R
 the common generators draw: a run of eight or more hex digits with a digit among them (tokens,
 hashes, UUIDs' parts), of four or more decimal digits (process IDs, times, Go's temp names),
 Python's ``tmp`` with its eight characters, and the eight it puts before a ``.tmp`` suffix
-(``".new.txt.….tmp"``, in a harness's message too); in the harness's own temporary directory also
+(``".new.txt.….tmp"``, in a harness's message too), the six letters and digits Rust's
+``tempfile`` crate puts after the ``.tmp`` that starts its names (``".tmp…"``, a message's too);
+in the harness's own temporary directory also
 what Python's ``tempfile`` (eight characters) and Node's ``mkdtemp`` (six) add to a prefix the
 harness chose: ``"<harness tmp>/oh_editor_history_…/….json"``. A name drawn otherwise can still
 differ from run to run. Of the suite's own names only the look-alike temporary files of PUB-005 and
@@ -208,7 +210,7 @@ class Places:
         (and the eight characters Python's ``tempfile`` drew for a ``.tmp`` file by ``…``)."""
         text = self.values(text)
         if ".tmp" in text:  # a harness's message naming its temp file: ".a.txt._ocqqqoa.tmp"
-            text = _TEMP_FILE.sub("…", text)
+            text = _RUST_TEMP.sub(r"\1…", _TEMP_FILE.sub("…", text))
         if '"' in text:
             text = _HANDLE.sub(self._handle, text)
         if "/" not in text:
@@ -274,6 +276,10 @@ _DRAWN: Final = re.compile(
 _TEMP_FILE: Final = re.compile(r"(?<=[._-])[a-z0-9_]{8}(?=\.tmp(?![A-Za-z0-9]))")
 """What ``tempfile`` draws between a prefix and a ``.tmp`` suffix, wherever a text names it."""
 
+_RUST_TEMP: Final = re.compile(r"((?:^|(?<=[/\s'\"`]))\.tmp)[A-Za-z0-9]{6}(?![A-Za-z0-9_])")
+"""What Rust's ``tempfile`` crate draws after the ``.tmp`` its names start with
+(``NamedTempFile::new_in``: ``.tmpAb3xYz``), in a name or a message naming one."""
+
 _TEMP_DRAWN: Final = re.compile(r"(?<=[_.-])(?:[a-z0-9_]{8}(?=$|[/.])|[A-Za-z0-9]{6}(?=$|/))")
 """What a temporary name's generator adds to the prefix the harness chose: Python's
 ``tempfile`` eight characters of ``[a-z0-9_]``, Node's ``mkdtemp`` six of ``[A-Za-z0-9]``."""
@@ -285,6 +291,7 @@ HARNESS_TEMP: Final = f"<{HARNESS_TMP}>/"
 def shaped(name: str) -> str:
     """A path with the random parts of its names shown as ``…`` (see the module's text)."""
     name = _TEMP_FILE.sub("…", _DRAWN.sub(lambda match: f"{match.group(1) or ''}…", name))
+    name = _RUST_TEMP.sub(r"\1…", name) if ".tmp" in name else name
     if name.startswith(HARNESS_TEMP):  # what a harness keeps there, it names by a generator
         name = HARNESS_TEMP + _TEMP_DRAWN.sub("…", name[len(HARNESS_TEMP) :])
     return name

@@ -181,8 +181,16 @@ def test_a_name_the_harness_drew_at_random_is_shown_by_its_shape() -> None:
     assert display.shaped("<harness tmp>/tmpk3j2_x9a") == "<harness tmp>/tmp…"
     assert display.shaped("tmpq1w2e3r4/b.txt") == "tmp…/b.txt"
     assert display.shaped("x/DEADBEEF12.part") == "x/….part"
+    # Rust's tempfile crate: ".tmp" and six letters or digits (NamedTempFile::new_in)
+    assert display.shaped(".tmpAb3xYz") == ".tmp…"
+    assert display.shaped("d/.tmpq1W2e3") == "d/.tmp…"
+    assert (
+        display.text("cannot persist '/x/.tmpAb3xYz': denied")
+        == "cannot persist '/x/.tmp…': denied"
+    )
     # the suite's own names, and a harness's fixed ones, stay as they are
-    for kept in ("latin1.txt", "sbx-014.txt", "shared3.txt", "a.txt~", ".a.txt.swp", "deadbeef"):
+    for kept in ("latin1.txt", "sbx-014.txt", "shared3.txt", "a.txt~", ".a.txt.swp", "deadbeef",
+                 "a.tmpAb3xYz", ".tmpAb3xYz7"):  # fmt: skip
         assert display.shaped(kept) == kept
     made = Change(".a.txt.4f0e2d9c1b3a.tmp", None, content_entry(b"x"))
     assert made.describe() == '".a.txt.….tmp" created (1 bytes: "x")'

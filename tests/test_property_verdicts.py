@@ -104,3 +104,15 @@ def test_a_state_machine_disk_divergence_is_kept_once_with_its_steps(tmp_path: P
     assert len(disk) == 1, sentences
     assert all(" — reproduced in " in sentence for sentence in sentences), sentences
     assert not any(sentence.split(":")[0].endswith(" times") for sentence in sentences)
+
+
+def test_a_stray_file_named_by_rusts_tempfile_reads_the_same_on_every_run(tmp_path: Path) -> None:
+    """``.tmp`` and six random letters or digits: each run named other files, and the state
+    machine kept a verdict per name."""
+    harness = "tests.fixtures.rust_temp_names:harness"
+    first = _verdicts(tmp_path, "first", harness, "GRD-001", "STM-001")
+    second = _verdicts(tmp_path, "second", harness, "GRD-001", "STM-001")
+    assert first == second
+    for case_id, verdicts in first.items():
+        assert verdicts, f"{case_id} passed a write that leaves a file beside its target"
+        assert any('".tmp…"' in verdict["verdict"] for verdict in verdicts), verdicts
