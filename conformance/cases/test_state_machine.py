@@ -265,7 +265,8 @@ class GuardMachine(RuleBasedStateMachine):
         self._step("write", self._situation(), f"write {path} {json_text(content)}",
                    lambda: self._write(path, content))  # fmt: skip
 
-    def _write(self, path: str, content: str) -> None:
+    def _write(self, path: str, content: str, rule: str = "policy.write-intent") -> None:
+        """A write; ``rule`` is what the bytes of an accepted one are judged by."""
         result = self.session.write(path, content)
         p = self.disk.display(path)
         w = self.w
@@ -291,7 +292,7 @@ class GuardMachine(RuleBasedStateMachine):
                 STALE,
             )
         else:
-            result.accepted("policy.write-intent", changes={"f.txt": content}).says(
+            result.accepted(rule, changes={"f.txt": content}).says(
                 w.write_output(p, created=not self.exists), "write.output")  # fmt: skip
             self._changed(content)
             self.seen = self.version
@@ -444,10 +445,14 @@ class GuardMachine(RuleBasedStateMachine):
         self.read("alias.txt")
         self.write("alias.txt", "fresh again\n")
         # CRLF endings, and an old_string found twice: the edits the random steps rarely reach
-        # (an edit is accepted only on a file read and unchanged since)
-        self.write("f.txt", "one\r\ntwo two\r\n")
+        # (an edit is accepted only on a file read and unchanged since). The CRLF write's bytes
+        # are judged as PRV-019 judges them, read first as there: one cause with it.
+        self.read("f.txt")
+        crlf = "one\r\ntwo two\r\n"
+        self._step("write", self._situation(), f"write f.txt {json_text(crlf)}",
+                   lambda: self._write("f.txt", crlf, rule="fs.text.utf8"))  # fmt: skip
         self._edit("f.txt", "two", "2", replace_all=False)  # ambiguous
-        # the other CRLF stays: judged as PRV-024 judges it, one cause with it
+        # the other CRLF stays: judged as PRV-019 judges it, one cause with it
         self._edit("f.txt", "one", "1", replace_all=False, rule="fs.text.utf8")
         if self.replace_all:
             self._edit("f.txt", "two", "2", replace_all=True)  # both
@@ -455,7 +460,8 @@ class GuardMachine(RuleBasedStateMachine):
 
 
 @case("STM-001", rules=["policy.write-intent", "policy.edit-intent", "policy.record", "policy.failed-read",
-                        "policy.dead-end", "fs.version.changes", "edit.occurrences"])  # fmt: skip
+                        "policy.dead-end", "fs.version.changes", "edit.occurrences",
+                        "fs.text.utf8"])  # fmt: skip
 def test_guard_state_machine(
     client: Client, judge: Judge, tmp_path: Path, pytestconfig: object
 ) -> None:
