@@ -221,7 +221,9 @@ class Judge:
         """Round numbers of a repeated check (a race); what fails in several rounds is one verdict.
 
         After each round the violations of the rounds so far are collapsed: each distinct one
-        once, as ``in 3 of 10 rounds: …``. A single round is no repetition: its words stand.
+        once, as ``in all 10 rounds: …`` or ``in some of 10 rounds: …``. Not how many: in a race
+        that is the scheduler's choice, and the same harness would read otherwise on the next
+        run. A single round is no repetition: its words stand.
         """
         if count == 1:
             yield 0
@@ -233,7 +235,7 @@ class Judge:
             yield number
             tagged += [(v, number) for v in self.violations[before:]]
             self.violations[start:] = [
-                replace(v, sentence=f"in {len(set(r))} of {number + 1} rounds: {v.sentence}")
+                replace(v, sentence=f"{_how_often(len(set(r)), number + 1)}: {v.sentence}")
                 for v, r in _group(tagged)
             ]
 
@@ -276,6 +278,11 @@ class Judge:
         """End of the case: raise every violation together, if any."""
         if self.violations:
             raise ConformanceFailure(self.violations)
+
+
+def _how_often(failed: int, rounds: int) -> str:
+    """``in all 10 rounds`` or ``in some of 10 rounds`` (``Judge.rounds``)."""
+    return f"in all {rounds} rounds" if failed == rounds else f"in some of {rounds} rounds"
 
 
 def shorten(value: object, limit: int = _SHOWN) -> str:
