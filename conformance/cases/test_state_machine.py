@@ -195,12 +195,9 @@ class GuardMachine(RuleBasedStateMachine):
         key = divergence_key(tool, situation, first, expected)
         known = self.found.get(key)
         call = offset + first.call if first.call is not None else None
-        if known is None:
-            self.found[key] = Divergence(first.sentence, first.level, first.rank, first.rule,
-                                         list(self.steps), self.clean, first.signature, call)  # fmt: skip
-        elif known.better(self.steps, self.clean):
-            # The words are the reproducing step's own: one key may gather calls of either
-            # spelling, in several situations, under several rules (one root cause).
+        if known is None or known.better(self.steps, self.clean):
+            # Kept whole, the words too: one key may gather calls of either spelling, in several
+            # situations, under several rules (one root cause), so they are the reproducing step's.
             self.found[key] = Divergence(first.sentence, first.level, first.rank, first.rule,
                                          list(self.steps), self.clean, first.signature, call)  # fmt: skip
         self.clean = False
