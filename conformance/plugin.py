@@ -1405,12 +1405,13 @@ def data_of(report: pytest.TestReport) -> dict[str, Any]:
 
 def _redact(report: pytest.TestReport) -> None:
     """The suite never prints a secret value it planted or found: ``[REDACTED]`` instead."""
+    secrets = run_secrets()
     if report.longrepr is not None:
         text = str(report.longrepr)
-        cleaned = scrub(text)
+        cleaned = scrub(text, secrets)
         if cleaned != text:
             report.longrepr = cleaned
-    report.sections = [(title, scrub(body)) for title, body in report.sections]
+    report.sections = [(title, scrub(body, secrets)) for title, body in report.sections]
 
 
 def pytest_runtest_teardown(item: pytest.Item) -> None:

@@ -74,6 +74,20 @@ def test_every_spelling_of_a_secret_is_scrubbed(monkeypatch: pytest.MonkeyPatch)
     }
 
 
+def test_the_secrets_follow_every_change_of_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # run_secrets is kept between calls (the suite asks for every string it prints): a value
+    # set, changed in place or removed between two calls must be seen at the second.
+    monkeypatch.setenv("MY_DB_PASSWORD", PASSWORD)
+    assert scrub(PASSWORD) == REDACTED
+    monkeypatch.setenv("MY_DB_PASSWORD", PASSWORD + "-rotated")
+    assert scrub(PASSWORD + "-rotated") == REDACTED
+    assert scrub(f"old {PASSWORD}") == f"old {PASSWORD}"
+    monkeypatch.delenv("MY_DB_PASSWORD")
+    assert scrub(PASSWORD + "-rotated") == PASSWORD + "-rotated"
+
+
 def test_a_cut_never_leaves_the_start_of_a_secret(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
     text = f"config: key={API_KEY} end"
