@@ -29,6 +29,7 @@ SHAPES: Final = (
 _planted: set[str] = set()
 _Text = TypeVar("_Text", str, bytes)
 _known: tuple[int, dict[Any, Any], list[str]] | None = None
+_PYTEST_CURRENT: Final = os.environ.encodekey("PYTEST_CURRENT_TEST")
 
 
 @dataclass(frozen=True)
@@ -131,8 +132,16 @@ def run_secrets() -> list[str]:
     # its items() decodes every name and value (70 µs a call beside a CI runner's 150 variables).
     raw = getattr(os.environ, "_data", None)
     environment: dict[Any, Any] = raw if isinstance(raw, dict) else dict(os.environ)
-    if _known is None or _known[0] != len(_planted) or _known[1] != environment:
-        _known = (len(_planted), dict(environment), _all_forms({*_planted, *secret_values()}))
+    if _known is not None and _known[0] == len(_planted):
+        kept = _known[1]
+        # pytest names the running test and phase in the environment, anew at every phase: a
+        # variable whose name marks no secret, so the kept copy simply follows it.
+        kept.pop(_PYTEST_CURRENT, None)
+        if _PYTEST_CURRENT in environment:
+            kept[_PYTEST_CURRENT] = environment[_PYTEST_CURRENT]
+        if kept == environment:
+            return _known[2]
+    _known = (len(_planted), dict(environment), _all_forms({*_planted, *secret_values()}))
     return _known[2]
 
 

@@ -81,6 +81,7 @@ def test_the_secrets_follow_every_change_of_the_environment(
     # set, changed in place or removed between two calls must be seen at the second.
     monkeypatch.setenv("MY_DB_PASSWORD", PASSWORD)
     assert scrub(PASSWORD) == REDACTED
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "a test (call)")  # pytest's own, at each phase
     monkeypatch.setenv("MY_DB_PASSWORD", PASSWORD + "-rotated")
     assert scrub(PASSWORD + "-rotated") == REDACTED
     assert scrub(f"old {PASSWORD}") == f"old {PASSWORD}"
