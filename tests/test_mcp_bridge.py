@@ -33,6 +33,9 @@ from tests.suite import REPO, cases, report, run_suite
 
 SERVER = REPO / "tests" / "fixtures" / "mcp_server.py"
 COMMAND = f"{shlex.quote(sys.executable)} {shlex.quote(str(SERVER))} {{root}}"
+PLAIN = REPO / "tests" / "fixtures" / "mcp_plain_files.py"
+PLAIN_COMMAND = f"{shlex.quote(sys.executable)} {shlex.quote(str(PLAIN))} {{root}}"
+"""An ordinary server written with the SDK's ``MCPServer`` (slow to start: the SDK's import)."""
 TRICKY = 'say "hi"\n\tback\\slash {file_path} {{x}} ü\r\n </content>'
 """A value a string-formatting template would mangle: quotes, escapes, braces, non-ASCII."""
 
@@ -330,6 +333,17 @@ def text(result: dict[str, Any]) -> str:
     [block] = result["content"]
     assert block["type"] == "text"
     return str(block["text"])
+
+
+def test_a_server_with_an_empty_version_is_described_with_one() -> None:
+    # The SDK's own server sends serverInfo.version "" unless told one: legal MCP, which the
+    # describe answer must not turn into an empty version (a CON-001 failure).
+    made = McpBridge.from_command(PLAIN_COMMAND, str(PLAIN.with_suffix(".toml")))
+    try:
+        described = made.describe()
+    finally:
+        made.close()
+    assert (described["name"], described["version"]) == ("plain-files", "unknown")
 
 
 def test_describe_names_the_server(bridge: McpBridge) -> None:

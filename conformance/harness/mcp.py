@@ -761,10 +761,12 @@ class McpBridge:
 
     def describe(self) -> JsonObject:
         """The server's name and version, the ``tools`` capability, the mapping's options."""
-        name, version = self.server_info or (os.path.basename(self.argv[0]), "unknown")
+        # MCP requires serverInfo's name and version but lets them be empty (the SDK's own
+        # server sends version "" unless told one); the contract needs words in both.
+        name, version = self.server_info or ("", "")
         return {
-            "name": self.mapping.name or name,
-            "version": self.mapping.version or version,
+            "name": self.mapping.name or name or os.path.basename(self.argv[0]),
+            "version": self.mapping.version or version or "unknown",
             "language": self.mapping.language,
             "capabilities": ["tools"],
             "options": dict(self.options),
