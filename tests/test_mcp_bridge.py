@@ -8,6 +8,7 @@ behaviour the suite sees through the bridge is the reference's.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -501,10 +502,17 @@ def test_a_command_that_cannot_start_is_one_line(tmp_path: Path) -> None:
 
 def test_a_server_slow_to_start_names_the_setting_to_raise(tmp_path: Path) -> None:
     path = mapping_file(tmp_path, "[server]\nstartup_timeout = 0.5\n")
-    silent = f"{shlex.quote(sys.executable)} -c 'import time; time.sleep(30)'"
+    pid_file = tmp_path / "pid"
+    script = (
+        f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+    )
+    silent = f"{shlex.quote(sys.executable)} -c {shlex.quote(script)}"
     with pytest.raises(ValueError, match="did not answer initialize") as raised:
         McpBridge.from_command(silent, path)
     assert str(raised.value).endswith("within 0.5 s ([server] startup_timeout in the mapping)")
+    # Given up on, it is stopped (and reaped) before the error is raised, not left running.
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid_file.read_text()), 0)
 
 
 def test_a_server_that_ends_is_named_by_its_last_stderr_lines(tmp_path: Path) -> None:

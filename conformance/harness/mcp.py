@@ -893,8 +893,10 @@ class McpBridge:
         try:
             client = ready.result(timeout=timeout)
         except TimeoutError:
-            _settle(stop, None)
-            runner.cancel()
+            # Told to stop, the connection leaves its context managers, and the SDK stops the
+            # server (stdin closed, then its process group killed); cancelling the task instead
+            # would leave a server that never answers running after the suite has ended.
+            _wind_down(stop, runner)
             raise ValueError(
                 f"MCP server command {self.command!r} did not answer initialize "
                 f"within {timeout:g} s ([server] startup_timeout in the mapping)"
@@ -945,7 +947,15 @@ class McpBridge:
                 ) as client,
             ):
                 err.started()
-                initialized = await client.initialize()
+                initializing = asyncio.ensure_future(client.initialize())
+                stopping = asyncio.wrap_future(stop)
+                await asyncio.wait((initializing, stopping), return_when=asyncio.FIRST_COMPLETED)
+                if not initializing.done():  # given up on (startup_timeout): stop the server
+                    initializing.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await initializing
+                    return
+                initialized = initializing.result()
                 info = initialized.server_info
                 self.server_info = (info.name, info.version)
                 _settle(ready, client)
@@ -960,13 +970,7 @@ class McpBridge:
                 _fail(ready, RuntimeError("the connection ended before initialize"))
 
     def _stop(self, state: _Session) -> None:
-        _settle(state.stop, None)
-        try:
-            state.runner.result(timeout=_STOP_GRACE_S)
-        except (TimeoutError, concurrent.futures.CancelledError):
-            state.runner.cancel()
-        except Exception as exc:
-            print(f"MCP bridge: stopping a server failed: {_reason(exc)}", file=sys.stderr)
+        _wind_down(state.stop, state.runner)
 
     def _await(self, coroutine: Coroutine[Any, Any, _T], timeout: float, what: str) -> _T:
         future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
@@ -1038,6 +1042,19 @@ def _text_of(result: CallToolResult) -> str:
         text = getattr(block, "text", None)
         parts.append(text if isinstance(text, str) else f"[{block.type} content]")
     return "\n".join(parts)
+
+
+def _wind_down(
+    stop: concurrent.futures.Future[None], runner: concurrent.futures.Future[None]
+) -> None:
+    """Tell one connection to stop and wait for it: the SDK stops its server as it leaves."""
+    _settle(stop, None)
+    try:
+        runner.result(timeout=_STOP_GRACE_S)
+    except (TimeoutError, concurrent.futures.CancelledError):
+        runner.cancel()
+    except Exception as exc:
+        print(f"MCP bridge: stopping a server failed: {_reason(exc)}", file=sys.stderr)
 
 
 def _settle(future: concurrent.futures.Future[_T], value: _T) -> None:
