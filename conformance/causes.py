@@ -80,6 +80,8 @@ OBSERVATION_STATES: Final = frozenset({
     "rewritten-same-size", "stale-after-failed-read", "unguarded",
 })  # fmt: skip
 """Situations of an existing file that differ only in what the session observed of it."""
+MISSING_STATES: Final = ("new-file", "deleted-since-read")
+"""Situations of a missing file that differ only in whether the session saw it before."""
 
 DEVIATIONS: Final[dict[str, str]] = {
     "accepted-instead-of-refused": "is accepted",
@@ -932,7 +934,8 @@ def _fold_read_texts(found: dict[str, RootCause], per_case: dict[str, list[str]]
     """A read's wrong text under one rule in two or more situations that differ only in what
     the session observed is one defect, in situation ``any``: what a read shows of a file does
     not depend on that. Seen in one situation only, it keeps that situation's words (a harness
-    may show a file it read before otherwise, by design or by defect)."""
+    may show a file it read before otherwise, by design or by defect). Likewise a read's wrong
+    text of a file deleted since read joins that of a path where no file ever was."""
     by_rule: dict[str, list[str]] = {}
     for sig, cause in found.items():
         parts = sig.split(" · ")
@@ -952,6 +955,12 @@ def _fold_read_texts(found: dict[str, RootCause], per_case: dict[str, list[str]]
             found[into] = RootCause(into, first.rule, first.required, tools=["read"])
         for sig in sigs:
             _merge(found, per_case, sig, into)
+    # The words a read refuses a missing file with do not depend on whether the session saw it
+    # before: a deleted file's wrong words join a never-existing one's, when the run shows both.
+    for rule in dict.fromkeys(sig.split(" · ")[0] for sig in found):
+        new, deleted = (signature(rule, state, "text-differs") for state in MISSING_STATES)
+        if all(sig in found and found[sig].tools == ["read"] for sig in (new, deleted)):
+            _merge(found, per_case, deleted, new)
 
 
 AFTER_FAILED_READ: Final = ("after-failed-read", "stale-after-failed-read",

@@ -234,8 +234,10 @@ class GuardMachine(RuleBasedStateMachine):
     def _changed(self, content: str) -> None:
         self.exists, self.content, self.version = True, content, self.version + 1
 
-    def _refused(self, result: Result, rule: str, text: str, error: tuple[str, str] | None) -> None:
-        result.refused(rule).says(text, rule).code(error, rule)
+    def _refused(self, result: Result, rule: str, text: str, error: tuple[str, str] | None,
+                 words: str | None = None) -> None:  # fmt: skip
+        """Refused under ``rule``; its text and code under ``words`` where another rule owns them."""
+        result.refused(rule).says(text, words or rule).code(error, words or rule)
 
     # -- the session's tool calls ---------------------------------------------------------
 
@@ -247,12 +249,9 @@ class GuardMachine(RuleBasedStateMachine):
         result = self.session.read(path)
         p = self.disk.display(path)
         if not self.exists:
-            self._refused(
-                result,
-                "policy.failed-read",
-                self.w.fs_error("fs.read_missing", p=p),
-                fs("FS_NOT_FOUND"),
-            )
+            # the words of a missing file are PRV-002's rule: other words are that one defect
+            self._refused(result, "policy.failed-read", self.w.fs_error("fs.read_missing", p=p),
+                          fs("FS_NOT_FOUND"), words="fs.msg.read-missing")  # fmt: skip
             return
         result.accepted("policy.record").says(self.w.read_output(p, self.content), "read.output")
         self.seen = self.version
@@ -458,7 +457,7 @@ class GuardMachine(RuleBasedStateMachine):
 
 @case("STM-001", rules=["policy.write-intent", "policy.edit-intent", "policy.record", "policy.failed-read",
                         "policy.dead-end", "fs.version.changes", "edit.occurrences",
-                        "fs.text.utf8"])  # fmt: skip
+                        "fs.text.utf8", "fs.msg.read-missing"])  # fmt: skip
 def test_guard_state_machine(
     client: Client, judge: Judge, tmp_path: Path, pytestconfig: object
 ) -> None:
