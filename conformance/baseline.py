@@ -43,6 +43,24 @@ class BaselineError(ValueError):
     """A baseline file that cannot be used; the message names the file and what is wrong."""
 
 
+class _Twice(ValueError):
+    """A key given twice in one JSON object of a baseline."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _once_each(pairs: list[tuple[str, Json]]) -> dict[str, Json]:
+    """A JSON object whose keys are each given once (``json.load``'s hook)."""
+    seen: dict[str, Json] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _Twice(key)
+        seen[key] = value
+    return seen
+
+
 def make_baseline(report: JsonObject) -> JsonObject:
     """The baseline of one JSON report: every failed (or expected-fail) case, by level.
 
@@ -120,9 +138,13 @@ class Baseline:
         """Read and check a baseline file."""
         try:
             with open(path, encoding="utf-8") as source:
-                data: Json = json.load(source)
+                data: Json = json.load(source, object_pairs_hook=_once_each)
         except OSError as exc:
             raise BaselineError(f"baseline {path}: cannot be read: {exc.strerror}") from None
+        except _Twice as exc:  # json.load keeps the last silently: an entry would be lost
+            raise BaselineError(
+                f"baseline {path}: names {exc.key} twice in one object: keep one entry"
+            ) from None
         except ValueError as exc:
             raise BaselineError(f"baseline {path}: not JSON: {exc}") from None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
@@ -139,6 +161,19 @@ class Baseline:
                     f"baseline {path}: {case_id} must map levels ({', '.join(LEVELS)}) "
                     f"to verdicts, got {entry!r}"
                 )
+        if not known:
+            # Every case would be new since the baseline, and no failure would fail the run.
+            raise BaselineError(
+                f"baseline {path}: its cases list is empty, so it would expect every failure "
+                "(write one with: python -m conformance baseline REPORT.json)"
+            )
+        unlisted = sorted(set(failures) - {str(c) for c in known}, key=sort_key)
+        if unlisted:
+            # A case the baseline does not know is new since it: its entry would never be read.
+            raise BaselineError(
+                f"baseline {path}: lists failures of case(s) missing from its cases list, "
+                f"so their entries would be ignored: {', '.join(unlisted)}"
+            )
         suite = data.get("suite")
         if not isinstance(suite, dict):
             suite = {}

@@ -441,6 +441,16 @@ def test_cases_new_since_the_baseline_do_not_fail_the_run(
         ('{"format": 9}', "not a format-1 baseline"),
         ('{"format": 1, "failures": {"GRD-001": {"spelling": "x"}}, "cases": []}',
          "GRD-001 must map levels (behaviour, wording) to verdicts"),
+        # Every failure would be new since it, and the run green.
+        ('{"format": 1, "failures": {}, "cases": []}',
+         "its cases list is empty, so it would expect every failure (write one with: "
+         "python -m conformance baseline REPORT.json)"),
+        ('{"format": 1, "failures": {"GRD-001": {"behaviour": "x"}}, "cases": ["GRD-002"]}',
+         "lists failures of case(s) missing from its cases list, so their entries would be "
+         "ignored: GRD-001"),
+        # json keeps the last of two: the wording entry would be lost without a word.
+        ('{"format": 1, "failures": {"GRD-001": {"wording": "x"}, "GRD-001": {"behaviour": "y"}},'
+         ' "cases": ["GRD-001"]}', "names GRD-001 twice in one object: keep one entry"),
     ],
 )  # fmt: skip
 def test_a_malformed_baseline_is_one_line(tmp_path: Path, content: str, problem: str) -> None:

@@ -194,7 +194,7 @@ def test_bad_input_replaces_an_earlier_runs_reports_with_its_reason(
 
 def test_a_report_named_as_the_baseline_is_refused_and_the_baseline_kept(tmp_path: Path) -> None:
     baseline = tmp_path / "conformance-baseline.json"
-    kept = '{"format": 1, "failures": {}, "cases": []}\n'
+    kept = '{"format": 1, "failures": {}, "cases": ["GRD-001"]}\n'
     baseline.write_text(kept, encoding="utf-8")
     done = run_suite("--conformance-baseline", str(baseline), "--conformance-report",
                      f"{tmp_path}/./{baseline.name}", cwd=tmp_path)  # fmt: skip
