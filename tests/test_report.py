@@ -129,3 +129,36 @@ def test_a_run_of_part_of_the_suite_says_how_much_and_the_matrix_shows_it(tmp_pa
     assert part in summary([data], "text")
     whole = {k: v for k, v in data.items() if k != "selected"}
     assert "cases selected" not in render([whole]) + summary([whole], "md")
+
+
+def test_a_failure_new_since_the_baseline_is_named_as_new_in_every_summary(
+    tmp_path: Path,
+) -> None:
+    """A case the baseline predates fails without failing the run: the terminal named it
+    nowhere, and the Markdown summary called it a known failure "from the baseline"."""
+    from conformance.baseline import Baseline
+    from conformance.report.terminal import lines
+
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps({"format": 1, "failures": {"PUB-001": {"behaviour": "old"}},
+                                "cases": ["PUB-001"]}))  # fmt: skip
+    report = Report(suite={"name": "harness-conformance", "version": "9"}, spec="2.0.0")
+    for case_id, verdict in (("PUB-001", "old"), ("PUB-011", "new words")):
+        report.add(case_id, "failed", verdict, {"levels": {"behaviour": "failed"},
+                   "verdicts": [{"level": "behaviour", "verdict": verdict}]})  # fmt: skip
+    Baseline.load(str(path)).apply(report, strict_new=False)
+    assert [(r.outcome, r.baseline) for r in report.ordered()] == [
+        ("expected-fail", "listed"),
+        ("expected-fail", "new"),
+    ]
+    said = lines(report)
+    start = said.index(f"baseline {path}: 1 known failure; 1 case new since the baseline")
+    assert said[start + 1 : start + 3] == [
+        "new since the baseline and failing (1, they fail the run with "
+        "--conformance-baseline-strict):",
+        "  PUB-011   new words",
+    ]
+    summary = markdown_report.render(report)
+    assert f"Baseline `{path}`: 1 known failure; 1 case new since the baseline." in summary
+    assert "- **PUB-001** (expected): old" in summary
+    assert "- **PUB-011** (new since the baseline): new words" in summary

@@ -5,7 +5,12 @@ from __future__ import annotations
 from collections import Counter
 
 from conformance.report import AREAS, CaseResult, Report, area_of, level_counts, write_text
-from conformance.report.terminal import describe_harness, expected_column
+from conformance.report.terminal import (
+    baseline_facts,
+    describe_harness,
+    expected_column,
+    new_failures,
+)
 from conformance.secrets import scrub
 
 
@@ -75,14 +80,24 @@ def render(report: Report) -> str:
                 continue
             verdicts = [v["verdict"] for v in result.verdicts] or [result.message or "failed"]
             out += [f"  - {_escape(v.splitlines()[0])}" for v in verdicts]
+    if report.baseline is not None:
+        facts = "; ".join(baseline_facts(report))
+        out += ["", f"Baseline `{report.baseline.get('path')}`: {_escape(facts)}."]
     expected = [r for r in report.ordered() if r.outcome in ("expected-fail", "recommended-fail")]
     if expected:
         out += ["", "### Expected failures", ""]
         if report.baseline is not None:
-            out += [f"Known from the baseline `{report.baseline.get('path')}` or declared; "
+            new = (
+                ", or new since it (those fail the run with --conformance-baseline-strict)"
+                if new_failures(report)
+                else ""
+            )
+            out += [f"Known from the baseline `{report.baseline.get('path')}` or declared{new}; "
                     "they do not fail the run.", ""]  # fmt: skip
         for result in expected:
             why = "recommended" if result.outcome == "recommended-fail" else "expected"
+            if result.baseline == "new" and result.outcome == "expected-fail":
+                why = "new since the baseline"
             verdict = (result.verdicts[0]["verdict"] if result.verdicts else result.message) or why
             out.append(f"- **{result.id}** ({why}): {_escape(verdict.splitlines()[0])}")
     stale = [r for r in report.ordered() if r.baseline == "stale"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from conformance.causes import Causes
-from conformance.report import AREAS, Report, area_of, level_counts
+from conformance.report import AREAS, CaseResult, Report, area_of, level_counts
 
 _COLUMNS = ("passed", "failed", "expected-fail", "not-applicable", "skipped", "not-run")
 _HEADS = ("passed", "failed", "xfail", "n/a", "skip", "not run")
@@ -131,17 +131,35 @@ def _one_line(message: str | None, width: int = 220) -> str:
     return first[: width - 1] + "…"
 
 
-def _baseline_line(report: Report) -> str:
+def baseline_facts(report: Report) -> list[str]:
+    """What the run's baseline held: its known failures, the cases new since it, its notes."""
     info = report.baseline or {}
-    parts = [f"baseline {info.get('path')}: {info.get('listed', 0)} known failures"]
+    listed = int(info.get("listed", 0))
+    parts = [f"{listed} known failure{'' if listed == 1 else 's'}"]
     new = [r.id for r in report.ordered() if r.baseline == "new"]
     if new:
-        parts.append(f"{len(new)} cases new since the baseline")
+        parts.append(f"{len(new)} case{'' if len(new) == 1 else 's'} new since the baseline")
     notes = info.get("notes")
     if isinstance(notes, list):
         parts += [str(note) for note in notes]
+    return parts
+
+
+def new_failures(report: Report) -> list[CaseResult]:
+    """Cases new since the baseline that fail, expected only because the baseline predates them."""
+    return [r for r in report.ordered() if r.baseline == "new" and r.outcome == "expected-fail"]
+
+
+def _baseline_line(report: Report) -> str:
     stale = [r for r in report.ordered() if r.baseline == "stale"]
-    lines = ["; ".join(parts)]
+    lines = [f"baseline {(report.baseline or {}).get('path')}: {'; '.join(baseline_facts(report))}"]
+    new = new_failures(report)
+    if new:  # they leave the run green: named here, not only in the JSON and JUnit
+        lines.append(
+            f"new since the baseline and failing ({len(new)}, they fail the run with "
+            "--conformance-baseline-strict):"
+        )
+        lines += [f"  {r.id:<9} {_one_line(r.message)}" for r in new]
     if stale:
         lines.append(f"STALE baseline entries ({len(stale)}, they fail the run):")
         lines += [f"  {r.baseline_advice or r.id + ' now passes'}" for r in stale]
