@@ -559,9 +559,17 @@ def _recorded_args(source: str) -> tuple[list[str], str | None, str]:
         data = json.loads(text)
     except ValueError as exc:
         data, not_json = None, exc
-    if isinstance(data, dict) and isinstance(data.get("run"), dict):
-        recorded, started = data["run"].get("args", []), data["run"].get("cwd")
-        label = data["run"].get("harness")
+    if isinstance(data, dict) and "cases" in data and "suite" in data and "failures" not in data:
+        run = data.get("run")
+        if not isinstance(run, dict) or "args" not in run:
+            # A run stopped before it started (bad input, Ctrl-C) records none: it named a
+            # harness all the same, and a replay without one would test the reference.
+            why = data.get("reason") if data.get("complete") is False else None
+            raise ValueError(
+                f"{source}: a report that records no run options to replay"
+                + (f" ({why})" if isinstance(why, str) and why else "")
+            )
+        recorded, started, label = run["args"], run.get("cwd"), run.get("harness")
     else:
         first = text.splitlines()[0] if text else ""
         try:
@@ -573,6 +581,11 @@ def _recorded_args(source: str) -> tuple[list[str], str | None, str]:
                 raise ValueError(
                     f"{source}: is a baseline, not a report or a trace (replay reads the JSON "
                     "report of a run, --conformance-report, or its --conformance-trace)"
+                ) from None
+            if is_trace_record(first) and json.loads(first)["kind"] == "run":
+                raise ValueError(
+                    f"{source}: the trace's first line, the run's header, does not hold the "
+                    "run's options (args) as JSON"
                 ) from None
             if is_trace_record(first):
                 raise ValueError(

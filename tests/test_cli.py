@@ -583,6 +583,15 @@ def test_replay_names_the_file_and_what_is_wrong_with_it(tmp_path: Path) -> None
             "nohead.jsonl: a trace without its first line, the run's header",
         ),
         "none.json": (whole.encode(), "none.json: records no harness (--harness, --harness-cmd"),
+        "norun.json": (
+            json.dumps({"suite": {}, "cases": []}).encode(),
+            "norun.json: a report that records no run options to replay",
+        ),
+        "badhead.jsonl": (
+            json.dumps({"t": 0, "case": None, "kind": "run", "line": "{cut"}).encode(),
+            "badhead.jsonl: the trace's first line, the run's header, does not hold the run's "
+            "options (args) as JSON",
+        ),
     }
     for name, (content, said) in files.items():
         (tmp_path / name).write_bytes(content)
@@ -591,6 +600,20 @@ def test_replay_names_the_file_and_what_is_wrong_with_it(tmp_path: Path) -> None
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1, lines
         assert lines[0].startswith(f"ERROR: {said}"), lines
+
+
+def test_replay_of_a_run_that_did_not_start_says_so(tmp_path: Path) -> None:
+    # Its report holds no options: the replay said it "records no harness", of a run that
+    # named one, and that a replay "would test the reference instead".
+    done = run_suite("--harness", TOOLS_ONLY, "--conformance-baseline", "missing.json",
+                     "--conformance-report", "r.json", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 4
+    replay = cli("replay", "r.json", "RD-001", cwd=tmp_path)
+    assert (replay.returncode, replay.stdout) == (4, "")
+    assert replay.stderr.splitlines() == [
+        "ERROR: r.json: a report that records no run options to replay (the run did not start: "
+        "baseline missing.json: cannot be read: No such file or directory)"
+    ]
 
 
 def test_snapshot_update_on_a_harness_without_loop_says_why_nothing_was_written(
