@@ -1573,6 +1573,16 @@ def _run_args(config: pytest.Config, choice: Choice) -> list[str]:
             keep += [f"--{name.replace('_', '-')}", str(value)]
     if config.getoption("conformance_in_process"):
         keep.append("--conformance-in-process")
+    # The examples a property case draws: CI's profile (500 examples, chosen by CI=true) finds
+    # what a replay on a laptop, with the default profile's 30, would call passing.
+    from conformance.strategies import active_profile  # noqa: PLC0415
+
+    profile = active_profile()
+    if profile is not None:
+        keep += ["--hypothesis-profile", profile]
+    seed = config.getoption("hypothesis_seed", None)
+    if seed is not None:
+        keep += ["--hypothesis-seed", str(seed)]
     return keep
 
 

@@ -52,6 +52,19 @@ _DERIVED: Final = re.compile(r"(default|ci)-with-(quiet|normal|verbose|debug)-ve
 """The name hypothesis' plugin gives the profile ``--hypothesis-verbosity`` derives from ours."""
 
 
+def active_profile() -> str | None:
+    """The hypothesis profile in use, as ``--hypothesis-profile`` names it (None: not known).
+
+    A profile ``--hypothesis-verbosity`` derived is named by the one it was derived from.
+    """
+    current = getattr(settings, "get_current_profile_name", None)  # older ones keep it private
+    active = current() if current is not None else getattr(settings, "_current_profile", None)
+    if not isinstance(active, str):
+        return None
+    derived = _DERIVED.fullmatch(active)
+    return derived.group(1) if derived is not None else active
+
+
 def _rederive_active_profile() -> None:
     """Give ``default-with-verbose-verbosity`` (and the like) our ``default`` as its base.
 

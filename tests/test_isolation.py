@@ -302,13 +302,31 @@ def test_a_replay_tests_the_harness_the_settings_named(tmp_path: Path) -> None:
                      "--conformance-trace", str(trace), cwd=project)  # fmt: skip
     assert done.returncode == 1, done.stdout[-2000:]
     assert report(path)["run"]["args"] == [  # type: ignore[index]
-        "--harness", "tests.fixtures.never_overwrites:harness", "--conformance-level", "behaviour"
+        "--harness", "tests.fixtures.never_overwrites:harness", "--conformance-level", "behaviour",
+        "--hypothesis-profile", "default",
     ]  # fmt: skip
     for source in (path, trace):
         replay = cli("replay", str(source), "GRD-003", cwd=elsewhere, env=_own_cache(tmp_path))
         assert replay.returncode == 1, replay.stdout[-2000:]
         assert "FAILED [GRD-003]" in replay.stdout  # the reference passes it
         assert "level: behaviour only" in replay.stdout
+
+
+def test_a_replay_draws_with_the_recorded_runs_hypothesis_profile_and_seed(
+    tmp_path: Path,
+) -> None:
+    # CI's profile (chosen by CI=true) draws 500 examples where a laptop's draws 30: a replay
+    # with the profile of where it is started called a property failure found in CI passing.
+    path = tmp_path / "r.json"
+    done = run_suite("--harness", "tests.fixtures.never_overwrites:harness", "--conformance-case",
+                     "RD-001", "--hypothesis-seed", "7", "--conformance-report", str(path),
+                     cwd=tmp_path, profile="triage")  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:]
+    args = report(path)["run"]["args"]  # type: ignore[index]
+    assert args[-4:] == ["--hypothesis-profile", "triage", "--hypothesis-seed", "7"]
+    replay = cli("replay", str(path), "RD-001", cwd=tmp_path, env=_own_cache(tmp_path))
+    assert replay.returncode == 0, replay.stdout[-2000:]
+    assert "hypothesis profile 'triage'" in replay.stdout
 
 
 def test_a_replay_ignores_the_settings_where_it_is_started(tmp_path: Path) -> None:
@@ -389,7 +407,9 @@ def test_a_replay_tests_the_harness_a_plugins_hook_handed_over(tmp_path: Path) -
     done = run_suite("-p", "tests.fixtures.hooked", "--conformance-case", "GRD-003",
                      "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:]
-    assert report(path)["run"]["args"] == ["-p", "tests.fixtures.hooked"]  # type: ignore[index]
+    assert report(path)["run"]["args"] == [  # type: ignore[index]
+        "-p", "tests.fixtures.hooked", "--hypothesis-profile", "default"
+    ]  # fmt: skip
     replay = cli("replay", str(path), "GRD-003", cwd=elsewhere, env=_own_cache(tmp_path))
     assert "harness: hooked-reference" in replay.stdout, replay.stdout[-2000:]
 
