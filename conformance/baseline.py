@@ -248,6 +248,7 @@ class Baseline:
         """
         listed = 0
         carried = self.carried()
+        unjudged: list[str] = []
         for result in report.cases.values():
             known_failure = result.outcome == "expected-fail" and result.baseline is not None
             failed = result.outcome == "failed" or known_failure
@@ -256,6 +257,8 @@ class Baseline:
                 continue
             listed += decision.status != "new" and result.id not in carried
             result.baseline = decision.status
+            if decision.status == "listed" and result.outcome == "not-applicable":
+                unjudged.append(result.id)
             advice = []
             if decision.status == "stale":
                 advice.append(decision.advice(result.id))
@@ -281,5 +284,12 @@ class Baseline:
             "strictNew": strict_new,
         }
         notes = self.notes()
+        if unjudged:  # neither a known failure nor stale: said, or the count reads as failures
+            one = len(unjudged) == 1
+            notes.append(
+                f"{', '.join(sorted(unjudged, key=sort_key))} "
+                f"{'does' if one else 'do'} not apply to this harness, so "
+                f"{'its entry was' if one else 'their entries were'} not judged"
+            )
         if notes:
             report.baseline["notes"] = list(notes)

@@ -336,6 +336,27 @@ def test_a_listed_case_failing_at_an_unlisted_level_is_named_by_that_failure(
     assert f"  STM-001   {said}" in lines(report)
 
 
+def test_a_listed_case_that_does_not_apply_is_said_to_be_unjudged(tmp_path: Path) -> None:
+    # A harness that stopped declaring a capability: its entries were counted as known
+    # failures, and nothing said that no case behind them was judged.
+    from conformance.baseline import Baseline
+    from conformance.report import Report
+    from conformance.report import markdown as markdown_report
+    from conformance.report.terminal import lines
+
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps({"format": 1, "failures": {"CON-006": {"behaviour": "x"}},
+                                "cases": ["CON-006"]}))  # fmt: skip
+    report = Report(suite={"name": "harness-conformance", "version": "0"}, spec="2")
+    report.add("CON-006", "not-applicable", "not applicable: needs the pause capability", None)
+    Baseline.load(str(path)).apply(report, strict_new=False)
+    assert report.cases["CON-006"].outcome == "not-applicable"
+    said = "1 known failure; CON-006 does not apply to this harness, so its entry was not judged"
+    assert f"baseline {path}: {said}" in lines(report)
+    assert f"Baseline `{path}`: {said}." in markdown_report.render(report)
+    assert report.exit_status() == 0
+
+
 def test_a_case_stale_at_one_level_and_failing_at_another_is_told_both(tmp_path: Path) -> None:
     # Listed at behaviour, which it now passes, and failing wording, which is not listed:
     # the stale advice alone hid the failure that fails the run.
