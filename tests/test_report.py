@@ -162,3 +162,13 @@ def test_a_failure_new_since_the_baseline_is_named_as_new_in_every_summary(
     assert f"Baseline `{path}`: 1 known failure; 1 case new since the baseline." in summary
     assert "- **PUB-001** (expected): old" in summary
     assert "- **PUB-011** (new since the baseline): new words" in summary
+
+
+def test_one_case_that_does_not_apply_is_counted_in_the_singular() -> None:
+    """A replay of one case that does not apply read "1 cases: needs the taxonomy capability"."""
+    from conformance.report.terminal import lines
+
+    report = Report(suite={"name": "harness-conformance", "version": "9"}, spec="2.0.0")
+    report.add("TAX-001", "not-applicable", "not applicable: needs the taxonomy capability", None)
+    assert "    1 case: needs the taxonomy capability" in lines(report)
+    assert "- 1 case: needs the taxonomy capability" in markdown_report.render(report)

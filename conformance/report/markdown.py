@@ -111,7 +111,10 @@ def render(report: Report) -> str:
     )
     if not_applicable:
         out += ["", "### Not applicable", "", "The harness does not declare what they need:", ""]
-        out += [f"- {n} cases: {_escape(why)}" for why, n in sorted(not_applicable.items())]
+        out += [
+            f"- {n} case{'' if n == 1 else 's'}: {_escape(why)}"
+            for why, n in sorted(not_applicable.items())
+        ]
     out += ["", f"Duration: {report.duration_s:.2f} s.", ""]
     return "\n".join(out)
 

@@ -92,7 +92,10 @@ def lines(report: Report) -> list[str]:
     )
     if not_applicable:
         out += ["", "not applicable (the harness does not declare what they need):"]
-        out += [f"  {n:>3} cases: {why}" for why, n in sorted(not_applicable.items())]
+        out += [
+            f"  {n:>3} case{'' if n == 1 else 's'}: {why}"
+            for why, n in sorted(not_applicable.items())
+        ]
     if report.baseline is not None:
         out += ["", *_baseline_line(report).splitlines()]
     if not report.complete:
