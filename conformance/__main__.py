@@ -71,8 +71,9 @@ COMMAND_USAGE: Final = {
     "Run one case again with the harness options the report or trace recorded, verbose; extra\n"
     "options are added. Relative files, a module:attr harness and the words of a harness\n"
     "command are found where the recorded run started or, if that directory is gone, beside\n"
-    "the report (a file not there: where the replay starts). The settings of the directory\n"
-    "the replay starts in are not read: the recorded options alone decide the outcome.",
+    "the report (a file not there: where the replay starts); so are the files its settings\n"
+    "named, at the same place from that start. The settings of the directory the replay\n"
+    "starts in are not read: the recorded options alone decide the outcome.",
 }
 USAGE_ERROR: Final = 4
 RUN_INI: Final = Path(conformance.__file__).parent / "run.ini"
@@ -498,14 +499,15 @@ def _replay(args: list[str]) -> int:
     # Where the recorded run started, if it is still there; else beside the report (a CI
     # report opened on another machine, its files and harness kept beside it).
     base = Path(started) if started and Path(started).is_dir() else Path(source).resolve().parent
-    kept = _resolved(recorded, base)
-    if started and Path(started).is_dir():
-        # A module harness named in the settings is found beside them, as the run found it;
-        # nothing else of those settings applies.
+    kept = _resolved(recorded, base, started)
+    if started:
+        # A module harness named in the settings is found beside them, as the run found it
+        # (or, the start gone, as the settings above the report find it); nothing else of
+        # those settings applies.
         from conformance import settings  # noqa: PLC0415
 
         with contextlib.suppress(settings.SettingsError):
-            module_path = settings.read(Path(started), None).module_path
+            module_path = settings.read(base, None).module_path
             if module_path is not None:
                 _importable_from(module_path)
     # A Python harness named module:attr is imported the way the recorded run found it.
@@ -517,10 +519,12 @@ def _replay(args: list[str]) -> int:
     return run([*kept, "--conformance-case", case_id, "-v", *rest], settings_here=False)
 
 
-def _resolved(recorded: list[str], base: Path) -> list[str]:
+def _resolved(recorded: list[str], base: Path, started: str | None = None) -> list[str]:
     """The recorded options, with each relative file found where the recorded run found it.
 
-    A harness command's words are found as the run found them (``absolute_words``).
+    A harness command's words are found as the run found them (``absolute_words``); a file
+    recorded by an absolute path that is gone is looked for where it lay from the recorded
+    start (``_moved``).
     """
     from conformance.harness.loading import absolute_words  # noqa: PLC0415
 
@@ -532,14 +536,37 @@ def _resolved(recorded: list[str], base: Path) -> list[str]:
         if before in COMMAND_OPTIONS:
             with contextlib.suppress(ValueError):  # one that does not parse fails as it did
                 words = shlex.split(arg)
-                found = absolute_words(words, str(base))
+                found = [
+                    _moved(word, started, base) if "/" in word and not word.startswith("-")
+                    else word
+                    for word in absolute_words(words, str(base))
+                ]  # fmt: skip
                 value = shlex.join(found) if found != words else arg
-        if before in FILE_OPTIONS and not os.path.isabs(arg):
+        if before in FILE_OPTIONS and os.path.isabs(arg):
+            value = _moved(arg, started, base)
+        elif before in FILE_OPTIONS:
             # Beside the recorded start (or the report); else where the replay starts.
             here = Path.cwd() / arg
             value = str(here if not (base / arg).exists() and here.exists() else base / arg)
         kept.append(value)
     return kept
+
+
+def _moved(path: str, started: str | None, base: Path) -> str:
+    """An absolute path the recorded run named (its settings name files so) that is gone.
+
+    The checkout moved, or the report is read on another machine: the file is looked for at
+    the same place relative to the recorded start, from beside the report and from where the
+    replay starts; else the path stays as recorded, and fails as it would.
+    """
+    if not started or not os.path.isabs(path) or os.path.lexists(path):
+        return path
+    relative = os.path.relpath(path, started)
+    for root in (base, Path.cwd()):
+        candidate = os.path.normpath(root / relative)
+        if os.path.lexists(candidate):
+            return candidate
+    return path
 
 
 def _recorded_args(source: str) -> tuple[list[str], str | None, str]:

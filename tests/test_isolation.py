@@ -443,6 +443,42 @@ def test_a_replay_finds_a_relative_harness_command_from_anywhere_and_after_a_mov
     assert "FAILED [GRD-003]" in found.stdout, (found.stdout + found.stderr)[-2000:]
 
 
+def test_a_replay_finds_the_files_the_settings_named_after_the_checkout_moved(
+    tmp_path: Path,
+) -> None:
+    # The settings name files by absolute paths (found beside pyproject.toml), and so does the
+    # report: once the checkout moved (or on another machine), the replay looked for the old
+    # wording table and script, and for a module harness where only the old settings were.
+    project = tmp_path / "project"
+    (project / "sub").mkdir(parents=True)
+    (project / "wording.toml").write_text((REPO / "tests/fixtures/tools_only.toml").read_text())
+    (project / "myharness.py").write_text("from tests.fixtures.tools_only import harness\n")
+    script = project / "run_h.sh"
+    script.write_text(
+        f"#!/bin/sh\nexec {sys.executable} -m conformance.serve --harness "
+        "tests.fixtures.tools_only:harness\n"
+    )
+    script.chmod(0o755)
+    for harness in ('harness = "myharness:harness"', 'harness-cmd = "./run_h.sh"'):
+        (project / "pyproject.toml").write_text(
+            f'[tool.harness-conformance]\n{harness}\nwording = "wording.toml"\n'
+        )
+        path = project / "sub" / "r.json"
+        done = run_suite("--conformance-case", "RD-001", "--conformance-report", str(path),
+                         cwd=project / "sub")  # fmt: skip
+        assert done.returncode == 0, done.stdout[-2000:]
+        moved = tmp_path / "moved"
+        project.rename(moved)
+        for where in (moved / "sub", tmp_path):
+            replay = cli("replay", str(moved / "sub" / "r.json"), "RD-001", cwd=where,
+                         env=_own_cache(tmp_path))  # fmt: skip
+            assert "PASSED [RD-001]" in replay.stdout, (
+                harness + (replay.stdout + replay.stderr)[-2000:]
+            )
+            assert "harness: tools-only" in replay.stdout
+        moved.rename(project)
+
+
 def test_a_run_leaves_nothing_in_its_directories(tmp_path: Path) -> None:
     temp = tmp_path / "tmp"
     temp.mkdir()
