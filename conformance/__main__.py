@@ -9,7 +9,8 @@
     python -m conformance matrix A.json B.json --format text|md
                                                           print the comparison (harnesses as
                                                           columns, areas as rows)
-    python -m conformance replay REPORT_OR_TRACE CASE_ID  run one case again, the same way, traced
+    python -m conformance replay REPORT_OR_TRACE CASE_ID  run one case again with the recorded
+                                                          options, verbose
 
 A run writes nothing into the directory it was started from: pytest's cache lives under the
 user's cache directory (one per harness, so ``--lf`` and ``--ff`` work), temporary workspaces
@@ -47,7 +48,7 @@ usage: python -m conformance [options]                     run the cases (agains
 commands:
   baseline REPORT.json            print a baseline of a run's failures (known failures)
   matrix A.json [B.json …] -o OUT write an HTML page comparing harnesses
-  replay REPORT|TRACE CASE_ID     run one case again, the same way, traced
+  replay REPORT|TRACE CASE_ID     run one case again with the recorded options, verbose
 
 common options (all of pytest's work too; listed below):
   --harness MODULE:ATTR | --harness-cmd CMD | --harness-mcp CMD   the harness under test

@@ -38,6 +38,8 @@ def test_help_starts_with_the_suites_usage_and_names_every_command(tmp_path: Pat
     assert done.stdout.startswith("usage: python -m conformance [options]")
     for command in ("baseline REPORT.json", "matrix A.json", "replay REPORT|TRACE CASE_ID"):
         assert command in done.stdout.split("\n\n", 2)[1]
+    # A replay writes no trace (it said "traced"): it runs verbose, with the recorded options.
+    assert "run one case again with the recorded options, verbose" in done.stdout
     assert "--conformance-baseline-strict" in done.stdout  # pytest's own help follows
     assert "usage: python -m conformance [options] [file_or_dir]" in done.stdout
     assert "pytest.main()" not in done.stdout  # what pytest calls a run it did not start
