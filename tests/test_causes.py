@@ -680,6 +680,12 @@ FIXTURES: dict[str, set[str]] = {
     # its own words for a missing file, met by five cases under three headlines (a read of a
     # file deleted since read among them): one defect
     "own_missing_words": {"fs.msg.read-missing · new-file · text-differs"},
+    # its own words for the policy's refusal of an unread edit, recovery kept: the policy's
+    # rule in each situation an unread edit meets, never {remedy.where}
+    "own_unread_words": {
+        "policy.edit-intent · existing-unread · text-differs",
+        "policy.edit-intent · new-file · text-differs",
+    },
 }
 
 
