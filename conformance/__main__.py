@@ -415,7 +415,13 @@ def _baseline(args: list[str]) -> int:
 
 
 def _matrix(args: list[str]) -> int:
-    from conformance.report import load_report, matrix, output_problem, write_text  # noqa: PLC0415
+    from conformance.report import (  # noqa: PLC0415
+        load_report,
+        matrix,
+        output_problem,
+        plural,
+        write_text,
+    )
 
     usage = "usage: python -m conformance matrix A.json B.json … [-o OUT] [--format html|text|md]"
     fmt, output, reports = "html", None, []
@@ -463,7 +469,7 @@ def _matrix(args: list[str]) -> int:
             write_text(output, text)
     except OSError as exc:  # checked above, so the disk changed since (full?)
         raise ValueError(f"-o {output}: cannot be written: {exc.strerror or exc}") from None
-    print(f"wrote {output} ({len(reports)} report{'' if len(reports) == 1 else 's'})")
+    print(f"wrote {output} ({len(reports)} {plural('report', len(reports))})")
     return 0
 
 

@@ -67,6 +67,11 @@ def area_of(case_id: str) -> str:
     return AREAS[case_id.split("-", maxsplit=1)[0]]
 
 
+def plural(noun: str, n: int) -> str:
+    """``noun`` as a count of ``n`` says it: ``case`` for one, ``cases`` for any other."""
+    return noun if n == 1 else f"{noun}s"
+
+
 def sort_key(case_id: str) -> tuple[int, int]:
     """Cases in area order, then by number."""
     prefix, _, number = case_id.partition("-")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from conformance.report import AREAS, CaseResult, Report, area_of, level_counts, write_text
+from conformance.report import AREAS, CaseResult, Report, area_of, level_counts, plural, write_text
 from conformance.report.terminal import (
     baseline_facts,
     describe_harness,
@@ -112,7 +112,7 @@ def render(report: Report) -> str:
     if not_applicable:
         out += ["", "### Not applicable", "", "The harness does not declare what they need:", ""]
         out += [
-            f"- {n} case{'' if n == 1 else 's'}: {_escape(why)}"
+            f"- {n} {plural('case', n)}: {_escape(why)}"
             for why, n in sorted(not_applicable.items())
         ]
     out += ["", f"Duration: {report.duration_s:.2f} s.", ""]

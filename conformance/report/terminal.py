@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from conformance.causes import Causes
-from conformance.report import AREAS, CaseResult, Report, area_of, level_counts
+from conformance.report import AREAS, CaseResult, Report, area_of, level_counts, plural
 
 _COLUMNS = ("passed", "failed", "expected-fail", "not-applicable", "skipped", "not-run")
 _HEADS = ("passed", "failed", "xfail", "n/a", "skip", "not run")
@@ -92,10 +92,7 @@ def lines(report: Report) -> list[str]:
     )
     if not_applicable:
         out += ["", "not applicable (the harness does not declare what they need):"]
-        out += [
-            f"  {n:>3} case{'' if n == 1 else 's'}: {why}"
-            for why, n in sorted(not_applicable.items())
-        ]
+        out += [f"  {n:>3} {plural('case', n)}: {why}" for why, n in sorted(not_applicable.items())]
     if report.baseline is not None:
         out += ["", *_baseline_line(report).splitlines()]
     if not report.complete:
@@ -138,10 +135,10 @@ def baseline_facts(report: Report) -> list[str]:
     """What the run's baseline held: its known failures, the cases new since it, its notes."""
     info = report.baseline or {}
     listed = int(info.get("listed", 0))
-    parts = [f"{listed} known failure{'' if listed == 1 else 's'}"]
+    parts = [f"{listed} known {plural('failure', listed)}"]
     new = [r.id for r in report.ordered() if r.baseline == "new"]
     if new:
-        parts.append(f"{len(new)} case{'' if len(new) == 1 else 's'} new since the baseline")
+        parts.append(f"{len(new)} {plural('case', len(new))} new since the baseline")
     notes = info.get("notes")
     if isinstance(notes, list):
         parts += [str(note) for note in notes]
