@@ -7,7 +7,7 @@ the session saw and what the disk held), what the spec expected of it, and how t
 deviated. One table (``RULES``) turns situation and expectation into the rule the call broke.
 
 The **signature** of a violation is ``<rule> · <situation> · <deviation>``; failures with one
-signature are one root cause. Six folds keep one defect from splitting across cases:
+signature are one root cause. Seven folds keep one defect from splitting across cases:
 
 - a situation that refines another (``read-via-alias`` refines ``existing-read``) joins the
   root cause of its parent when the same run shows the parent with the same deviation;
@@ -17,6 +17,7 @@ signature are one root cause. Six folds keep one defect from splitting across ca
 - what the situations after a failed read still show is one behaviour (``_fold_failed_reads``);
 - a read's wrong text in several situations of what the session observed is one
   (``_fold_read_texts``);
+- so is a read that takes a file for text, or not, by its bytes (``CONTENT_RULES``);
 - a cause the spec makes a consequence of another joins it (``CONSEQUENCES``).
 
 Nothing else merges: a violation without a call (a case's own check) is its own cause per case
@@ -82,6 +83,20 @@ OBSERVATION_STATES: Final = frozenset({
 """Situations of an existing file that differ only in what the session observed of it."""
 MISSING_STATES: Final = ("new-file", "deleted-since-read")
 """Situations of a missing file that differ only in whether the session saw it before."""
+CONTENT_RULES: Final[dict[str, tuple[str, str]]] = {
+    # rule: (a read that shows what it must refuse, a read that refuses what it must show)
+    "fs.msg.binary": (
+        "shows a file whose first 8192 bytes hold a NUL byte",
+        "refuses a file whose first 8192 bytes hold no NUL byte",
+    ),
+    "fs.msg.invalid-utf8": (
+        "shows a file that is not valid UTF-8",
+        "refuses a file of valid UTF-8 as invalid",
+    ),
+}
+"""The rules whose condition is the file's bytes alone (SPEC §3.4), in words for a read that
+breaks them whatever the session observed of the file."""
+_TAKES: Final = ("accepted-instead-of-refused", "refused-instead-of-accepted")
 
 DEVIATIONS: Final[dict[str, str]] = {
     "accepted-instead-of-refused": "is accepted",
@@ -529,6 +544,8 @@ class RootCause:
         rule, situation, deviation = self.signature.split(" · ")
         does = DEVIATIONS.get(deviation, deviation)
         tools = " or ".join(self.tools) or "a call"
+        if situation == "any" and rule in CONTENT_RULES and deviation in _TAKES:
+            return f"{tools} {CONTENT_RULES[rule][_TAKES.index(deviation)]}"
         if situation == "any":
             return f"{tools} {does}"
         if deviation == "check-failed":
@@ -636,9 +653,11 @@ def group(cases: Iterable[Mapping[str, Json]]) -> Causes:
     per_case = {str(c["id"]): _case_signatures(c, found, wrongly)[0] for c in failed}
     _fold_refinements(found, per_case)
     _fold_failed_reads(found, per_case)
-    _fold_read_texts(found, per_case)
     _fold_consequences(found, per_case)
+    # A scripted call finds its cause by situation: before folds that make a situation ``any``.
     _fold_scripted_wording(found, per_case)
+    _fold_read_texts(found, per_case)
+    _fold_content(found, per_case)
     ordered: list[RootCause] = []
     explained: dict[str, list[str]] = {}
     for case_id, sigs in per_case.items():
@@ -961,6 +980,34 @@ def _fold_read_texts(found: dict[str, RootCause], per_case: dict[str, list[str]]
         new, deleted = (signature(rule, state, "text-differs") for state in MISSING_STATES)
         if all(sig in found and found[sig].tools == ["read"] for sig in (new, deleted)):
             _merge(found, per_case, deleted, new)
+
+
+def _fold_content(found: dict[str, RootCause], per_case: dict[str, list[str]]) -> None:
+    """A read that shows a file it must refuse as not text (or refuses one it must show), under
+    one rule of ``CONTENT_RULES`` in two or more situations that differ only in what the session
+    observed, is one defect in situation ``any``: whether a file is text is a fact of its bytes.
+    Seen in one situation only, it keeps that situation's words. Edits stay apart: an edit looks
+    at the whole file, a read's NUL sniff at its first 8192 bytes, so the two can differ."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for sig, cause in found.items():
+        parts = sig.split(" · ")
+        if (
+            len(parts) == 3
+            and parts[0] in CONTENT_RULES
+            and parts[1] in OBSERVATION_STATES
+            and parts[2] in _TAKES
+            and cause.tools == ["read"]
+        ):
+            groups.setdefault((parts[0], parts[2]), []).append(sig)
+    for (rule, deviation), sigs in groups.items():
+        if len(sigs) < 2:
+            continue
+        into = signature(rule, "any", deviation)
+        if into not in found:
+            first = found[sigs[0]]
+            found[into] = RootCause(into, first.rule, first.required, tools=["read"])
+        for sig in sigs:
+            _merge(found, per_case, sig, into)
 
 
 AFTER_FAILED_READ: Final = ("after-failed-read", "stale-after-failed-read",

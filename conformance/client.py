@@ -100,6 +100,9 @@ class Result:
     after: Snapshot = field(default_factory=dict)
     remedies: Mapping[str, str] = field(default_factory=dict)
     """The recovery instructions of the harness's wording, to name a wrong text's shape."""
+    not_text: str | None = None
+    """For a refused read: the rule whose words (the harness's wording) it said, that its file
+    is binary or not UTF-8 (``Wording.not_text_rule``)."""
 
     @property
     def what(self) -> str:
@@ -154,6 +157,10 @@ class Result:
         ``changes`` maps paths relative to the root to the bytes (or text) they now hold,
         ``None`` for a deletion, or ``DIR``; parents of a created file may be created too.
         """
+        # A read refused in the harness's own words for a file that is not text broke the rule
+        # of those words, whatever the case was about: it took this file for binary (or not
+        # UTF-8), one defect wherever such a file is read.
+        rule = self.not_text or rule
         self.record.expected, self.record.rule = "accepted", rule
         judge = self._gate()
         if judge is None:
@@ -521,9 +528,10 @@ class Session:
         result, call_id, text, is_error, error, blocks = unpack(wire, call)
         if record.situation is not None and isinstance(path, str):
             self.observations.after(name, path, is_error)
+        not_text = client.wording.not_text_rule(text, name) if is_error and name == "read" else None
         return Result(
             result, call_id, text, is_error, error, blocks, record, changes, judge, client.profile,
-            after, client.wording.remedies(),
+            after, client.wording.remedies(), not_text,
         )  # fmt: skip
 
     def _take_suite_changes(self) -> dict[str, Entry | None] | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import string
 import tomllib
 from collections.abc import Mapping
@@ -149,6 +150,11 @@ MAX_BYTES: Final = 51200
 MAX_LIMIT: Final = 2000
 
 
+NOT_TEXT_WORDS: Final = {"fs.binary": "fs.msg.binary", "fs.invalid_utf8": "fs.msg.invalid-utf8"}
+"""The templates that say a file is not text, each with the rule whose words it is."""
+_ANY_PATH: Final = "\x00path\x00"
+
+
 class WordingError(ValueError):
     """A wording table that cannot be used; the message names the file and the key."""
 
@@ -256,6 +262,15 @@ class Wording:
     def remedied(self, key: str, code: str, **fields: object) -> str:
         """The model-visible text of a guarded refusal: message, then its one remedy."""
         return self.error(self(key, **fields) + self(REMEDIES[code]))
+
+    def not_text_rule(self, text: str, op: str) -> str | None:
+        """The rule whose words, in this wording, ``text`` is: a refusal of ``op`` saying its
+        file is binary or not UTF-8, for any path (``fs.msg.binary``, ``fs.msg.invalid-utf8``)."""
+        for key, rule in NOT_TEXT_WORDS.items():
+            said = self.fs_error(key, op=op, p=_ANY_PATH, rel=_ANY_PATH)
+            if re.fullmatch(re.escape(said).replace(re.escape(_ANY_PATH), ".+"), text, re.S):
+                return rule
+        return None
 
     def remedies(self) -> dict[str, str]:
         """Code → the recovery instruction a guarded refusal with it ends with, in this wording."""

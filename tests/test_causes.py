@@ -37,7 +37,7 @@ from conformance.harness.contract import Json, JsonObject
 from conformance.report import Report, matrix, terminal
 from conformance.report import markdown as markdown_report
 from conformance.spec import Wording
-from tests.suite import REPO, report, run_suite
+from tests.suite import REPO, case_of, report, run_suite
 
 OVERWRITE = "policy.write-intent · existing-read · refused-instead-of-accepted"
 UNDO = "tool.changes-only-target · any · harness-dir-files"
@@ -82,6 +82,77 @@ def test_a_reads_wrong_text_in_several_observation_states_is_one_cause() -> None
     ]
     # seen in one situation only, it keeps its words (a re-read may be shown otherwise)
     assert [c.signature for c in group(cases[1:]).causes] == [read]
+
+
+def test_a_read_that_takes_a_file_for_text_by_its_bytes_is_one_cause_in_any_situation() -> None:
+    # A read that never sniffs for a NUL shows a binary file whatever the session saw of it.
+    unread, changed = (
+        f"fs.msg.binary · {s} · accepted-instead-of-refused"
+        for s in ("existing-unread", "changed-since-read")
+    )
+    cases = [
+        _case("PRV-006", [_verdict(unread, 0)], [_call("read", "existing-unread")]),
+        _case("GRD-010", [_verdict(changed, 1)], [_call("read", "existing-unread"),
+                                                  _call("read", "changed-since-read")]),
+    ]  # fmt: skip
+    causes = group(cases).causes
+    assert [(c.signature, c.cases) for c in causes] == [
+        ("fs.msg.binary · any · accepted-instead-of-refused", ["PRV-006", "GRD-010"])
+    ]
+    assert causes[0].words == "read shows a file whose first 8192 bytes hold a NUL byte"
+    # seen in one situation only, it keeps that situation's words
+    assert [c.signature for c in group(cases[1:]).causes] == [changed]
+    # an edit looks at the whole file, a read at its first 8192 bytes: never one cause
+    edit = "fs.msg.binary · existing-read · accepted-instead-of-refused"
+    with_edit = [*cases, _case("PRV-008", [_verdict(edit, 1)], [_call("read", "existing-unread"),
+                                                                _call("edit", "existing-read")])]  # fmt: skip
+    assert [c.signature for c in group(with_edit).causes] == [
+        "fs.msg.binary · any · accepted-instead-of-refused",
+        edit,
+    ]
+
+
+def test_a_refused_text_file_in_two_situations_is_one_cause_in_its_own_words() -> None:
+    read, changed = (
+        f"fs.msg.binary · {s} · refused-instead-of-accepted"
+        for s in ("existing-read", "changed-since-read")
+    )
+    cases = [
+        _case("RD-002", [_verdict(changed, 1)], [_call("read", "existing-unread"),
+                                                 _call("read", "changed-since-read", refused=True)]),
+        _case("CON-003", [_verdict(read, 1)], [_call("write", "new-file"),
+                                               _call("read", "existing-read", refused=True)]),
+    ]  # fmt: skip
+    causes = group(cases).causes
+    assert [(c.signature, c.cases) for c in causes] == [
+        ("fs.msg.binary · any · refused-instead-of-accepted", ["RD-002", "CON-003"])
+    ]
+    assert causes[0].words == "read refuses a file whose first 8192 bytes hold no NUL byte"
+
+
+def test_a_rule_of_no_content_stays_apart_by_situation() -> None:
+    # whether a file may be read does depend on what the session saw of it elsewhere
+    cases = [
+        _case(f"A-{n}", [_verdict(f"read.whole-file · {s} · accepted-instead-of-refused", 0)],
+              [_call("read", s)])
+        for n, s in enumerate(("existing-unread", "changed-since-read"))
+    ]  # fmt: skip
+    assert len(group(cases).causes) == 2
+
+
+def test_a_refusal_in_the_words_for_a_file_that_is_not_text_names_their_rule() -> None:
+    spec = Wording()
+    assert spec.not_text_rule('Error: cannot read "/w/a b.txt": binary file', "read") == (
+        "fs.msg.binary"
+    )
+    assert spec.not_text_rule('Error: cannot read "x": invalid UTF-8 text', "read") == (
+        "fs.msg.invalid-utf8"
+    )
+    assert spec.not_text_rule('Error: cannot read "x": not found', "read") is None
+    assert spec.not_text_rule('Error: cannot read "x": binary file, or so', "read") is None
+    own = Wording({"fs.binary": "{rel} looks binary"})
+    assert own.not_text_rule("Error: ws/a.txt looks binary", "read") == "fs.msg.binary"
+    assert own.not_text_rule('Error: cannot read "x": binary file', "read") is None
 
 
 def test_one_defect_in_many_cases_is_one_root_cause_led_by_its_first_case() -> None:
@@ -677,6 +748,10 @@ FIXTURES: dict[str, set[str]] = {
         "fs.resolve.display · spelled-with-dotdot · refused-instead-of-accepted"
     },
     "fences_reads": {"sandbox.reads · outside-root · refused-instead-of-accepted"},
+    # no NUL sniff on read: a binary file shown whether read before or not, in four cases
+    "no_nul_sniff": {"fs.msg.binary · any · accepted-instead-of-refused"},
+    # a control character taken for binary: CON-003's wide text and RD-002's \v, one defect
+    "sniffs_control_bytes": {"fs.msg.binary · any · refused-instead-of-accepted"},
     # its own words for a missing file, met by five cases under three headlines (a read of a
     # file deleted since read among them): one defect
     "own_missing_words": {"fs.msg.read-missing · new-file · text-differs"},
@@ -687,6 +762,25 @@ FIXTURES: dict[str, set[str]] = {
         "policy.edit-intent · new-file · text-differs",
     },
 }
+
+
+@pytest.mark.parametrize(
+    ("harness", "rule"),
+    [("sniffs_control_bytes", "fs.msg.binary"), ("reads_at_most", "fs.msg.too-large")],
+)
+def test_con_003_names_the_rule_of_a_refused_read_not_the_framing(
+    harness: str, rule: str, tmp_path: Path
+) -> None:
+    # A refusal that came back whole is the harness refusing the file: its text taken for
+    # binary, or a size limit nobody configured. The line framing ({proto.lines}) held.
+    path = tmp_path / "report.json"
+    done = run_suite("-q", "--harness", f"tests.fixtures.{harness}:harness",
+                     "--conformance-case", "CON-003", "--conformance-report", str(path), cwd=tmp_path)  # fmt: skip
+    entry = case_of(report(path), "CON-003")
+    assert entry["outcome"] == "failed", done.stdout[-2000:]
+    assert [(v["rule"], v["signature"]) for v in entry["verdicts"]] == [  # type: ignore[attr-defined]
+        (rule, f"{rule} · existing-read · refused-instead-of-accepted")
+    ]
 
 
 # A race the suite cannot drive: the fixture offers no pause point, so GRD-025 races its two

@@ -197,7 +197,7 @@ def test_a_baseline_turns_known_failures_into_expected_ones(
     written = json.loads(baseline.read_text())
     assert written["format"] == 1
     assert written["suite"] == {"name": "harness-conformance", "version": "0.1.0"}
-    assert written["spec"] == "2.12.0"
+    assert written["spec"] == "2.13.0"
     assert written["failures"]["PUB-001"] == {
         "behaviour": case_of(data, "PUB-001")["verdicts"][0]["verdict"]  # type: ignore[index]
     }

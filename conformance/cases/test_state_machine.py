@@ -430,8 +430,10 @@ class GuardMachine(RuleBasedStateMachine):
         self.disk.write("f.txt", "\0binary\n")  # a read that fails after a change
         self._changed("\0binary\n")
         self.steps.append("someone writes a NUL byte into f.txt")
+        # A read that shows the binary file broke {fs.msg.binary} (PRV-006's defect); the write
+        # after it is {policy.failed-read}'s, and a consequence of the read where it diverged.
         self._step("read", "binary file, changed since read", "read f.txt",
-                   lambda: self.session.read("f.txt").refused("policy.failed-read").code(
+                   lambda: self.session.read("f.txt").refused("fs.msg.binary").code(
                        fs("FS_NOT_TEXT"), "fs.msg.binary"))  # fmt: skip
         self.write("f.txt", "after the failed read\n")
         self.someone_deletes_it()  # deleted, then recreated
@@ -457,7 +459,7 @@ class GuardMachine(RuleBasedStateMachine):
 
 @case("STM-001", rules=["policy.write-intent", "policy.edit-intent", "policy.record", "policy.failed-read",
                         "policy.dead-end", "fs.version.changes", "edit.occurrences",
-                        "fs.text.utf8", "fs.msg.read-missing"])  # fmt: skip
+                        "fs.text.utf8", "fs.msg.read-missing", "fs.msg.binary"])  # fmt: skip
 def test_guard_state_machine(
     client: Client, judge: Judge, tmp_path: Path, pytestconfig: object
 ) -> None:
