@@ -280,9 +280,13 @@ _RUST_TEMP: Final = re.compile(r"((?:^|(?<=[/\s'\"`]))\.tmp)[A-Za-z0-9]{6}(?![A-
 """What Rust's ``tempfile`` crate draws after the ``.tmp`` its names start with
 (``NamedTempFile::new_in``: ``.tmpAb3xYz``), in a name or a message naming one."""
 
-_TEMP_DRAWN: Final = re.compile(r"(?<=[_.-])(?:[a-z0-9_]{8}(?=$|[/.])|[A-Za-z0-9]{6}(?=$|/))")
-"""What a temporary name's generator adds to the prefix the harness chose: Python's
-``tempfile`` eight characters of ``[a-z0-9_]``, Node's ``mkdtemp`` six of ``[A-Za-z0-9]``."""
+_TEMP_DRAWN: Final = re.compile(
+    r"(?<![A-Za-z0-9])(tmp)[a-z0-9_]{8}(?![A-Za-z0-9_])"
+    r"|(?<=[_.-])(?:[a-z0-9_]{8}(?=$|[/.])|[A-Za-z0-9]{6}(?=$|/))"
+)
+"""What a temporary name's generator adds to the prefix the harness chose (or to ``tmp``, its
+default): Python's ``tempfile`` eight characters of ``[a-z0-9_]``, Node's ``mkdtemp`` six of
+``[A-Za-z0-9]``."""
 
 HARNESS_TEMP: Final = f"<{HARNESS_TMP}>/"
 """How a watched name in the harness's own temporary directory starts."""
@@ -290,11 +294,13 @@ HARNESS_TEMP: Final = f"<{HARNESS_TMP}>/"
 
 def shaped(name: str) -> str:
     """A path with the random parts of its names shown as ``…`` (see the module's text)."""
-    name = _TEMP_FILE.sub("…", _DRAWN.sub(lambda match: f"{match.group(1) or ''}…", name))
-    name = _RUST_TEMP.sub(r"\1…", name) if ".tmp" in name else name
     if name.startswith(HARNESS_TEMP):  # what a harness keeps there, it names by a generator
-        name = HARNESS_TEMP + _TEMP_DRAWN.sub("…", name[len(HARNESS_TEMP) :])
-    return name
+        # First: a generator's draw can hold four digits in a row ("2685_k84"), which the
+        # shape of a drawn number below would take alone, leaving "…_k84" on one run only.
+        drawn = name[len(HARNESS_TEMP) :]
+        name = HARNESS_TEMP + _TEMP_DRAWN.sub(lambda match: f"{match.group(1) or ''}…", drawn)
+    name = _TEMP_FILE.sub("…", _DRAWN.sub(lambda match: f"{match.group(1) or ''}…", name))
+    return _RUST_TEMP.sub(r"\1…", name) if ".tmp" in name else name
 
 
 def text(value: str) -> str:

@@ -7,6 +7,8 @@ different temporary directories, on harnesses that take absolute paths, and find
 from __future__ import annotations
 
 import json
+import random
+import string
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -213,6 +215,37 @@ def test_a_temporary_name_in_the_harnesss_own_directory_is_shown_by_its_shape() 
     # the same names in the workspace are the harness's or the suite's own, and stay
     for kept in ("oh_editor_history_5r0368so/x.json", "data-Ab3xYz/a.txt", "<harness tmp>/notes"):
         assert display.shaped(kept) == kept
+
+
+def test_every_draw_of_a_temporary_name_has_the_same_shape() -> None:
+    # A draw with four digits in a row ("2685_k84") was taken for a drawn number alone, and
+    # OpenHands' verdict read "oh_editor_history_…_k84" on one run in about two thousand.
+    assert display.shaped("<harness tmp>/oh_editor_history_2685_k84/a.json") == (
+        "<harness tmp>/oh_editor_history_…/a.json"
+    )
+    assert display.shaped("<harness tmp>/tmpa_bcdefg") == "<harness tmp>/tmp…"
+    draw = random.Random(14)
+    python, node = (
+        string.ascii_lowercase + string.digits + "_",
+        string.ascii_letters + string.digits,
+    )
+    # name with {} for the draw, its alphabet and length, and the shape every draw must show
+    for name, alphabet, length, shape in [
+        ("oh_editor_history_{}/a.json", python, 8, "oh_editor_history_…/a.json"),
+        ("tmp{}/a.json", python, 8, "tmp…/a.json"),
+        ("tmp{}", python, 8, "tmp…"),
+        ("x.txt.{}.tmp", python, 8, "x.txt.….tmp"),
+        ("gemini-{}/x.txt", node, 6, "gemini-…/x.txt"),
+    ]:
+        shapes = {
+            display.shaped("<harness tmp>/" + name.format(_drawn(draw, alphabet, length)))
+            for _ in range(20_000)
+        }
+        assert shapes == {f"<harness tmp>/{shape}"}
+
+
+def _drawn(draw: random.Random, alphabet: str, length: int) -> str:
+    return "".join(draw.choice(alphabet) for _ in range(length))
 
 
 def test_changes_that_read_alike_come_in_the_order_of_their_words() -> None:
