@@ -152,7 +152,13 @@ MAX_LIMIT: Final = 2000
 
 NOT_TEXT_WORDS: Final = {"fs.binary": "fs.msg.binary", "fs.invalid_utf8": "fs.msg.invalid-utf8"}
 """The templates that say a file is not text, each with the rule whose words it is."""
+READ_REFUSALS: Final = tuple(
+    key for key, ops in PATH_OPS.items() if "read" in ops and key != "read.output"
+)
+"""The templates a refused ``read`` can say: words that fit one of them fit no other, or name
+no rule."""
 _ANY_PATH: Final = "\x00path\x00"
+_ANY_NUMBER: Final = 7_070_707_070
 
 
 class WordingError(ValueError):
@@ -266,11 +272,30 @@ class Wording:
     def not_text_rule(self, text: str, op: str) -> str | None:
         """The rule whose words, in this wording, ``text`` is: a refusal of ``op`` saying its
         file is binary or not UTF-8, for any path (``fs.msg.binary``, ``fs.msg.invalid-utf8``)."""
+        said = {key: self._any(key, op) for key in READ_REFUSALS}
         for key, rule in NOT_TEXT_WORDS.items():
-            said = self.fs_error(key, op=op, p=_ANY_PATH, rel=_ANY_PATH)
-            if re.fullmatch(re.escape(said).replace(re.escape(_ANY_PATH), ".+"), text, re.S):
-                return rule
+            if re.fullmatch(said[key], text, re.S) is None:
+                continue
+            # Words another refusal can say as well ("cannot read {p}" for a binary file, and
+            # "cannot read {p}: permission denied"): the text fitting both, they name neither.
+            if any(
+                re.fullmatch(said[key], self._any(other, op, pattern=False), re.S)
+                and re.fullmatch(pattern, text, re.S)
+                for other, pattern in said.items()
+                if other != key
+            ):
+                return None
+            return rule
         return None
+
+    def _any(self, key: str, op: str, *, pattern: bool = True) -> str:
+        """The refusal ``key`` says for ``op``, any path and any field: a pattern, or the text."""
+        number = _ANY_NUMBER
+        said = self.fs_error(key, op=op, p=_ANY_PATH, rel=_ANY_PATH, reason=_ANY_PATH,
+                             size=number, limit=number, offset=number, total=number)  # fmt: skip
+        if not pattern:
+            return said
+        return re.escape(said).replace(re.escape(_ANY_PATH), ".+").replace(str(number), ".+")
 
     def remedies(self) -> dict[str, str]:
         """Code → the recovery instruction a guarded refusal with it ends with, in this wording."""

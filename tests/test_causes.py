@@ -155,6 +155,25 @@ def test_a_refusal_in_the_words_for_a_file_that_is_not_text_names_their_rule() -
     assert own.not_text_rule('Error: cannot read "x": binary file', "read") is None
 
 
+def test_words_another_refusal_can_say_too_name_no_rule() -> None:
+    # One plain sentence for every failed read: a refusal for a permission (a read-only file
+    # opened for writing) is no file taken for binary, nor is its generic sentence for a size.
+    own = Wording({
+        "fs.binary": "Cannot read {p}", "fs.invalid_utf8": "Cannot read {p}",
+        "fs.permission": "Cannot read {p}: permission denied", "fs.too_large": "Cannot read {p}",
+    })  # fmt: skip
+    assert own.not_text_rule("Error: Cannot read /w/a.txt: permission denied", "read") is None
+    assert own.not_text_rule("Error: Cannot read /w/a.txt", "read") is None
+    apart = Wording({"fs.binary": "Cannot read {p}", "fs.io": "Cannot read {p}: {reason}"})
+    assert apart.not_text_rule("Error: Cannot read /w/a.txt: input/output error", "read") is None
+    assert apart.not_text_rule("Error: Cannot read /w/a.txt", "read") == "fs.msg.binary"
+    # the spec's own words for an I/O error hold any reason, "binary file" too: still binary
+    spec = Wording()
+    assert spec.not_text_rule('Error: cannot read "/w/a.txt": binary file', "read") == (
+        "fs.msg.binary"
+    )
+
+
 def test_one_defect_in_many_cases_is_one_root_cause_led_by_its_first_case() -> None:
     cases = [
         _case("GRD-003", [_verdict(OVERWRITE, 1)], [_call("read", "existing-unread"),
@@ -766,7 +785,12 @@ FIXTURES: dict[str, set[str]] = {
 
 @pytest.mark.parametrize(
     ("harness", "rule"),
-    [("sniffs_control_bytes", "fs.msg.binary"), ("reads_at_most", "fs.msg.too-large")],
+    [
+        ("sniffs_control_bytes", "fs.msg.binary"),
+        ("reads_at_most", "fs.msg.too-large"),
+        # a size limit of its own, refused as an I/O error: no binary sniff, by its own code
+        ("refuses_big_reads", "fs.msg.os-error"),
+    ],
 )
 def test_con_003_names_the_rule_of_a_refused_read_not_the_framing(
     harness: str, rule: str, tmp_path: Path

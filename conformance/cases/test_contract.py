@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Final
 
 import pytest
 
@@ -67,7 +68,17 @@ def test_concurrent_calls_are_answered_each_by_its_id(open_session: Callable[...
                    rule="proto.ids")  # fmt: skip
 
 
-@case("CON-003", rules=["proto.lines", "write.output", "fs.msg.binary", "fs.msg.too-large"])
+REFUSED_AS: Final = {
+    "FS_TOO_LARGE": "fs.msg.too-large",
+    "FS_IO_ERROR": "fs.msg.os-error",
+    "FS_PERMISSION_DENIED": "fs.msg.permission",
+    "FS_NOT_FOUND": "fs.msg.read-missing",
+    "FS_NOT_REGULAR_FILE": "fs.msg.not-regular",
+}
+"""A refused read's code → the rule whose condition it claims (CON-003's file meets none)."""
+
+
+@case("CON-003", rules=["proto.lines", "write.output", "fs.msg.binary", *REFUSED_AS.values()])
 def test_any_text_crosses_the_line_framing(session: Session, disk: Disk, w: Wording) -> None:
     """carry any text through one JSON line each way: separators, escapes, a 300 KB body"""
     content = (
@@ -78,12 +89,12 @@ def test_any_text_crosses_the_line_framing(session: Session, disk: Disk, w: Word
     session.write("wide.txt", content).accepted("proto.lines", changes={"wide.txt": content}).says(
         w.write_output(disk.display("wide.txt"), created=True), "write.output")  # fmt: skip
     read = session.read("wide.txt")
-    # A refusal came back whole, so the framing held: the harness refused the file itself, and
-    # its rule is the one that says this text (valid UTF-8, no NUL byte) is not binary, or that
-    # no size limit applies unless one is configured (a refusal coded FS_TOO_LARGE).
-    too_large = read.error is not None and read.error[1] == "FS_TOO_LARGE"
+    # A refusal came back whole, so the framing held: the harness refused the file itself. Its
+    # code says why (a size limit of its own coded FS_IO_ERROR is no binary sniff); uncoded, or
+    # FS_NOT_TEXT, the rule is the one that says this text (valid UTF-8, no NUL) is not binary.
+    code = read.error[1] if read.error is not None else None
     read.accepted(
-        "proto.lines" if not read.is_error else "fs.msg.too-large" if too_large else "fs.msg.binary"
+        "proto.lines" if not read.is_error else REFUSED_AS.get(code or "", "fs.msg.binary")
     )
 
 
