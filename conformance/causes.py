@@ -31,7 +31,7 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -955,25 +955,7 @@ def _fold_read_texts(found: dict[str, RootCause], per_case: dict[str, list[str]]
     not depend on that. Seen in one situation only, it keeps that situation's words (a harness
     may show a file it read before otherwise, by design or by defect). Likewise a read's wrong
     text of a file deleted since read joins that of a path where no file ever was."""
-    by_rule: dict[str, list[str]] = {}
-    for sig, cause in found.items():
-        parts = sig.split(" · ")
-        if (
-            len(parts) == 3
-            and parts[1] in OBSERVATION_STATES
-            and parts[2] == "text-differs"
-            and cause.tools == ["read"]
-        ):
-            by_rule.setdefault(parts[0], []).append(sig)
-    for rule, sigs in by_rule.items():
-        if len(sigs) < 2:
-            continue
-        into = signature(rule, "any", "text-differs")
-        if into not in found:
-            first = found[sigs[0]]
-            found[into] = RootCause(into, first.rule, first.required, tools=["read"])
-        for sig in sigs:
-            _merge(found, per_case, sig, into)
+    _fold_observed_reads(found, per_case, lambda rule, deviation: deviation == "text-differs")
     # The words a read refuses a missing file with do not depend on whether the session saw it
     # before: a deleted file's wrong words join a never-existing one's, when the run shows both.
     for rule in dict.fromkeys(sig.split(" · ")[0] for sig in found):
@@ -988,15 +970,26 @@ def _fold_content(found: dict[str, RootCause], per_case: dict[str, list[str]]) -
     observed, is one defect in situation ``any``: whether a file is text is a fact of its bytes.
     Seen in one situation only, it keeps that situation's words. Edits stay apart: an edit looks
     at the whole file, a read's NUL sniff at its first 8192 bytes, so the two can differ."""
+    _fold_observed_reads(
+        found, per_case, lambda rule, deviation: rule in CONTENT_RULES and deviation in _TAKES
+    )
+
+
+def _fold_observed_reads(
+    found: dict[str, RootCause],
+    per_case: dict[str, list[str]],
+    folds: Callable[[str, str], bool],
+) -> None:
+    """Folds 6 and 7: the read-only causes of one (rule, deviation) that ``folds`` takes, shown
+    in two or more situations of what the session observed, are one cause in situation ``any``."""
     groups: dict[tuple[str, str], list[str]] = {}
     for sig, cause in found.items():
         parts = sig.split(" · ")
         if (
             len(parts) == 3
-            and parts[0] in CONTENT_RULES
             and parts[1] in OBSERVATION_STATES
-            and parts[2] in _TAKES
             and cause.tools == ["read"]
+            and folds(parts[0], parts[2])
         ):
             groups.setdefault((parts[0], parts[2]), []).append(sig)
     for (rule, deviation), sigs in groups.items():

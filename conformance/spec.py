@@ -179,6 +179,7 @@ class Wording:
         self._root: str | None = None
         self.roots: list[str] = []
         """The other roots sessions were opened on (a workspace opened through a symlink)."""
+        self._not_text_made: dict[str, list[tuple[str, str, list[str]]]] = {}
 
     @property
     def root(self) -> str | None:
@@ -272,21 +273,29 @@ class Wording:
     def not_text_rule(self, text: str, op: str) -> str | None:
         """The rule whose words, in this wording, ``text`` is: a refusal of ``op`` saying its
         file is binary or not UTF-8, for any path (``fs.msg.binary``, ``fs.msg.invalid-utf8``)."""
-        said = {key: self._any(key, op) for key in READ_REFUSALS}
-        for key, rule in NOT_TEXT_WORDS.items():
-            if re.fullmatch(said[key], text, re.S) is None:
-                continue
-            # Words another refusal can say as well ("cannot read {p}" for a binary file, and
-            # "cannot read {p}: permission denied"): the text fitting both, they name neither.
-            if any(
-                re.fullmatch(said[key], self._any(other, op, pattern=False), re.S)
-                and re.fullmatch(pattern, text, re.S)
-                for other, pattern in said.items()
-                if other != key
-            ):
-                return None
-            return rule
+        for rule, pattern, shared in self._not_text(op):
+            if re.fullmatch(pattern, text, re.S) is not None:
+                # Words another refusal can say as well ("cannot read {p}" for a binary file, and
+                # "cannot read {p}: permission denied"): the text fitting both, they name neither.
+                return None if any(re.fullmatch(o, text, re.S) for o in shared) else rule
         return None
+
+    def _not_text(self, op: str) -> list[tuple[str, str, list[str]]]:
+        """For each not-text template: its rule, its pattern, and the patterns of the other read
+        refusals whose words it can say too; made once per operation (every refused read asks)."""
+        made = self._not_text_made.get(op)
+        if made is None:
+            said = {key: self._any(key, op) for key in READ_REFUSALS}
+            made = [
+                (rule, said[key], [
+                    pattern for other, pattern in said.items()
+                    if other != key
+                    and re.fullmatch(said[key], self._any(other, op, pattern=False), re.S)
+                ])
+                for key, rule in NOT_TEXT_WORDS.items()
+            ]  # fmt: skip
+            self._not_text_made[op] = made
+        return made
 
     def _any(self, key: str, op: str, *, pattern: bool = True) -> str:
         """The refusal ``key`` says for ``op``, any path and any field: a pattern, or the text."""
