@@ -14,6 +14,9 @@ Case IDs are stable, so upgrading the suite never breaks a baseline: a case that
 its ID for one part and its other parts get new IDs (``SPLIT``); a baseline made before the split
 carries its entry for the old ID over to the new ones and never calls that entry stale. A
 withdrawn case (``WITHDRAWN``) keeps its ID; a baseline that lists it still loads, with a note.
+So does a baseline made against another spec version, at behaviour alone, or for a harness of
+another name (``provenance_notes``): the run's verdicts stand, and its baseline line says why a
+stale entry or an unlisted failure may not be the harness's doing.
 """
 
 from __future__ import annotations
@@ -132,6 +135,12 @@ class Baseline:
     failures: dict[str, dict[str, str]]
     known: frozenset[str]
     suite_version: str
+    spec: str | None = None
+    """The spec version it was made against (None: the file does not say)."""
+    level: str = "all"
+    """The levels its run judged: ``all``, or ``behaviour`` alone."""
+    harness: str | None = None
+    """The name of the harness whose failures it lists (None: the file does not say)."""
 
     @classmethod
     def load(cls, path: str) -> Baseline:
@@ -174,14 +183,17 @@ class Baseline:
                 f"baseline {path}: lists failures of case(s) missing from its cases list, "
                 f"so their entries would be ignored: {', '.join(unlisted)}"
             )
-        suite = data.get("suite")
-        if not isinstance(suite, dict):
-            suite = {}
+        suite, harness, spec = data.get("suite"), data.get("harness"), data.get("spec")
+        suite = suite if isinstance(suite, dict) else {}
+        name = harness.get("name") if isinstance(harness, dict) else None
         return cls(
             path,
             {k: dict(v) for k, v in failures.items()},
             frozenset(str(c) for c in known),
             str(suite.get("version", "?")),
+            spec=spec if isinstance(spec, str) else None,
+            level="behaviour" if data.get("level") == "behaviour" else "all",
+            harness=name if isinstance(name, str) else None,
         )
 
     def unknown_cases(self, all_cases: set[str]) -> list[str]:
@@ -197,6 +209,35 @@ class Baseline:
             for new in parts
             if new not in self.known
         }
+
+    def provenance_notes(self, report: Report) -> list[str]:
+        """Where this baseline and the run differ in what they judged, in words.
+
+        Said, not refused: a new spec version or a renamed harness is an ordinary upgrade, and
+        the verdicts that follow stay the run's. The words explain them: an entry gone stale or
+        a failure the baseline does not list may come from a changed rule, not from the harness.
+        """
+        remake = "write it again with: python -m conformance baseline REPORT.json"
+        notes = []
+        if self.harness is not None and report.harness.get("name") not in (None, self.harness):
+            notes.append(
+                f"the baseline lists the failures of harness {json.dumps(self.harness)}, and "
+                f"this run tested {json.dumps(report.harness.get('name'))}: check that it is "
+                "the right file"
+            )
+        if self.spec is not None and report.spec and self.spec != report.spec:
+            notes.append(
+                f"the baseline was made against SPEC {self.spec} and this run judges against "
+                f"SPEC {report.spec}: a stale entry or an unlisted failure may come from a rule "
+                f"that changed between them ({remake})"
+            )
+        if self.level == "behaviour" and report.level != "behaviour":
+            notes.append(
+                "the baseline was made at --conformance-level behaviour, so it lists no "
+                "wording failure: every wording failure of this run is one it does not list "
+                f"({remake} from a run at both levels)"
+            )
+        return notes
 
     def notes(self) -> list[str]:
         """What the suite changed since this baseline about the cases it lists, in words."""
@@ -283,7 +324,7 @@ class Baseline:
             "listed": listed,
             "strictNew": strict_new,
         }
-        notes = self.notes()
+        notes = self.provenance_notes(report) + self.notes()
         if unjudged:  # neither a known failure nor stale: said, or the count reads as failures
             one = len(unjudged) == 1
             notes.append(

@@ -455,6 +455,59 @@ def test_cases_new_since_the_baseline_do_not_fail_the_run(
     assert strict.returncode == 1
 
 
+def test_a_baseline_made_for_another_spec_level_or_harness_says_so(
+    non_atomic: tuple[Path, dict[str, object]], tmp_path: Path
+) -> None:
+    # A stale entry or an unlisted failure read as the harness's doing, when the baseline was
+    # made against another spec, at behaviour alone, or for another harness.
+    baseline = _baseline(non_atomic[0], tmp_path)
+    written = json.loads(baseline.read_text())
+    written.update(spec="2.12.0", level="behaviour", harness={"name": "acme", "version": "1"})
+    baseline.write_text(json.dumps(written))
+    md, path = tmp_path / "summary.md", tmp_path / "r.json"
+    done = run_suite("--harness", fixture("non_atomic:harness"), "--conformance-baseline",
+                     str(baseline), "--conformance-case", "PUB-001", "--conformance-report",
+                     str(path), "--conformance-report-md", str(md), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:]  # said, not refused: the verdicts stand
+    name = report(path)["harness"]["name"]  # type: ignore[index]
+    notes = [
+        f'the baseline lists the failures of harness "acme", and this run tested "{name}": '
+        "check that it is the right file",
+        "the baseline was made against SPEC 2.12.0 and this run judges against SPEC 2.13.0: a "
+        "stale entry or an unlisted failure may come from a rule that changed between them "
+        "(write it again with: python -m conformance baseline REPORT.json)",
+        "the baseline was made at --conformance-level behaviour, so it lists no wording "
+        "failure: every wording failure of this run is one it does not list (write it again "
+        "with: python -m conformance baseline REPORT.json from a run at both levels)",
+    ]
+    assert report(path)["baseline"]["notes"] == notes  # type: ignore[index]
+    flat = " ".join(done.stdout.split())
+    summary = " ".join(md.read_text().split())
+    for note in notes:
+        assert note in flat
+        assert note in summary
+
+
+def test_a_baseline_of_the_same_spec_level_and_harness_says_nothing_of_them(
+    tmp_path: Path,
+) -> None:
+    from conformance.baseline import Baseline
+    from conformance.report import Report
+
+    path = tmp_path / "b.json"
+    same = {"format": 1, "spec": "2", "level": "all", "harness": {"name": "h", "version": "1"},
+            "failures": {}, "cases": ["GRD-001"]}  # fmt: skip
+    path.write_text(json.dumps(same))
+    report = Report(suite={"name": "harness-conformance", "version": "0"}, spec="2",
+                    harness={"name": "h", "version": "2"})  # fmt: skip
+    assert Baseline.load(str(path)).provenance_notes(report) == []
+    # A baseline at both levels serves a behaviour-only run (its wording entries are unjudged),
+    # and an old file that does not say what it was made against is taken as it is.
+    report.level = "behaviour"
+    path.write_text(json.dumps({"format": 1, "failures": {}, "cases": ["GRD-001"]}))
+    assert Baseline.load(str(path)).provenance_notes(report) == []
+
+
 @pytest.mark.parametrize(
     ("content", "problem"),
     [
