@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shlex
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -139,3 +141,19 @@ def cases(data: dict[str, object]) -> list[dict[str, Any]]:
     found = data["cases"]
     assert isinstance(found, list)
     return found
+
+
+def process_ends(pid: int) -> bool:
+    """Whether process ``pid`` (not a child of this one) ends, waited for without polling;
+    one that does not is killed, so that a failing test leaves nothing running either."""
+    try:
+        handle = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        if select.select([handle], [], [], 60)[0]:  # a bound against a hang only
+            return True
+        signal.pidfd_send_signal(handle, signal.SIGKILL)
+        return False
+    finally:
+        os.close(handle)

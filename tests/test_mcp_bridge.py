@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from conformance.harness import mcp as mcp_module
+from conformance.harness import strays
 from conformance.harness.mcp import (
     MappingError,
     McpBridge,
@@ -30,7 +31,7 @@ from conformance.harness.mcp import (
     parse_arguments,
 )
 from conformance.spec import Wording
-from tests.suite import REPO, cases, report, run_suite
+from tests.suite import REPO, cases, process_ends, report, run_suite
 
 SERVER = REPO / "tests" / "fixtures" / "mcp_server.py"
 COMMAND = f"{shlex.quote(sys.executable)} {shlex.quote(str(SERVER))} {{root}}"
@@ -585,6 +586,24 @@ def test_the_suite_judges_an_mcp_server(judged: dict[str, object]) -> None:
     assert all(c["levels"]["behaviour"] == "passed" for c in judged_guards), judged_guards
     assert set(found.values()) <= {"passed", "not-applicable"}, found
     assert sum(outcome == "passed" for outcome in found.values()) >= 30
+
+
+@pytest.mark.skipif(not strays.supported(), reason="finds what a child started via /proc (Linux)")
+def test_a_server_stuck_in_a_call_does_not_outlive_the_run(tmp_path: Path) -> None:
+    # The SDK starts a server in a session of its own: killing the bridge's process group
+    # missed it, and a server blocked in a tool call stayed blocked after the run, for good.
+    pid_file = tmp_path / "server.pid"
+    command = (
+        f"{shlex.quote(sys.executable)} {shlex.quote(str(SERVER))} --stuck={pid_file} {{root}}"
+    )
+    # The suite gives up first, and stops the bridge with the call still waiting.
+    path = mapping_file(tmp_path, "[server]\ncall_timeout = 600\n")
+    done = run_suite("--harness-mcp", command, "--harness-mcp-map", path, "--conformance-timeout",
+                     "2", "--conformance-level", "behaviour", "--conformance-case", "RD-001",
+                     cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "did not answer within 2.0 s (--conformance-timeout)" in done.stdout
+    assert process_ends(int(pid_file.read_text()))
 
 
 def test_a_bad_mcp_command_is_one_error_line(tmp_path: Path) -> None:

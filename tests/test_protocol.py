@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import select
-import signal
 import subprocess
 import sys
 import threading
@@ -18,13 +17,14 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from conformance import display, speed
+from conformance.harness import strays
 from conformance.harness.batch import MAX_BATCH
 from conformance.harness.schema import problem, protocol_schema
 from conformance.harness.stdio import Stdio, Trace, _Pending
 from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
 from conformance.rules import cite
 from conformance.speed import poll_awake
-from tests.suite import REPO
+from tests.suite import REPO, process_ends
 
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 
@@ -402,7 +402,7 @@ def test_a_paused_mutation_lets_the_suite_act_then_resumes(tmp_path: Path) -> No
     assert (root / "new.txt").read_text() == "x"
 
 
-def test_serve_resumes_a_paused_call_when_its_input_ends(tmp_path: Path) -> None:
+def test_serve_resumes_a_paused_call_when_its_inputprocess_ends(tmp_path: Path) -> None:
     # SPEC §6.4: "A harness whose input ends while a call is paused resumes it"; it used to wait
     # for a resume that could no longer come, and so never exited.
     root = tmp_path / "ws"
@@ -782,22 +782,6 @@ def _grandchild_of(failure: HarnessCallError) -> int:
     return int(str(failure).rsplit("grandchild ", 1)[1].split()[0])
 
 
-def _ends(pid: int) -> bool:
-    """Whether process ``pid`` (not a child of this one) ends, waited for without polling;
-    one that does not is killed, so that a failing test leaves nothing running either."""
-    try:
-        handle = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    try:
-        if select.select([handle], [], [], 60)[0]:  # a bound against a hang only
-            return True
-        signal.pidfd_send_signal(handle, signal.SIGKILL)
-        return False
-    finally:
-        os.close(handle)
-
-
 @pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="needs pidfd_open (Linux)")
 @pytest.mark.parametrize(
     "its_stdout",
@@ -819,9 +803,49 @@ def test_a_child_that_exits_on_its_own_is_named_by_its_exit_and_what_it_started_
         with pytest.raises(HarnessCallError) as info:
             transport.call("describe", {})
         assert str(info.value).startswith("describe failed: the harness exited with status 5")
-        assert _ends(_grandchild_of(info.value))
+        assert process_ends(_grandchild_of(info.value))
     finally:
         transport.close()
+
+
+DETACHES_A_TREE = """
+import json, subprocess, sys
+sleep = "import time; time.sleep(3600)"
+nest = ("import subprocess, sys; p = subprocess.Popen([sys.executable, '-c', %r], "
+        "start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL); "
+        "print(p.pid, flush=True); import time; time.sleep(3600)") % sleep
+request = json.loads(sys.stdin.readline())
+grandchild = subprocess.Popen([sys.executable, "-c", nest], start_new_session=True,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
+below = int(grandchild.stdout.readline())
+print(json.dumps({"id": request["id"], "result": {"pids": [grandchild.pid, below]}}), flush=True)
+sys.stdin.readline()
+"""
+
+
+@pytest.mark.skipif(not strays.supported(), reason="finds what a child started via /proc (Linux)")
+def test_what_a_child_started_in_sessions_of_their_own_stops_with_it() -> None:
+    # Outside the child's process group, which is all that killing the group reaches: the MCP
+    # SDK starts its servers so, and one stuck in a call outlived the run.
+    transport = _child(DETACHES_A_TREE, timeout_s=60)
+    try:
+        answer = transport.call("describe", {})
+    finally:
+        transport.close()
+    pids = answer["pids"]
+    assert isinstance(pids, list)
+    assert [process_ends(int(pid)) for pid in pids] == [True, True]
+
+
+@pytest.mark.skipif(not strays.supported(), reason="finds what a child started via /proc (Linux)")
+def test_a_pid_is_signalled_only_while_it_names_the_process_that_was_found() -> None:
+    found = strays.descendants(os.getppid())
+    assert os.getpid() in found  # this process, below its parent
+    handle = strays._handle(os.getpid(), found[os.getpid()])
+    assert handle is not None
+    os.close(handle)
+    # The same pid, started at another time: a freed pid given to another program.
+    assert strays._handle(os.getpid(), found[os.getpid()] + 1) is None
 
 
 def test_a_child_that_exited_before_its_request_is_named_by_its_exit() -> None:

@@ -37,6 +37,7 @@ from conformance.display import show, values
 from conformance.encoding import json_text
 from conformance.harness.batch import MAX_BATCH, Unresolved, rebase
 from conformance.harness.contract import Json, JsonObject
+from conformance.harness.strays import Strays
 from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
 from conformance.rules import cite
 from conformance.secrets import clean_cut, scrub
@@ -220,7 +221,8 @@ class _Child:
             self.reader.release()
 
     def _reap(self) -> int:
-        """Kill the child and everything it started, then reap it.
+        """Kill the child and everything it started (its group, and on Linux what it started
+        outside it), then reap it.
 
         The group even when the child itself has ended, as what it started lives on
         otherwise; and only before the child is reaped, while its pid still names the group:
@@ -228,11 +230,15 @@ class _Child:
         """
         with self._reap_lock:
             if self.process.returncode is None:
+                # Found while the tree still hangs from the child: what it started in a
+                # session of its own (an MCP server) is not in its group (``strays``).
+                strays = Strays(self.process.pid)
                 try:
                     os.killpg(self.process.pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     if self.process.poll() is None:
                         self.process.kill()
+                strays.kill()
             return self.process.wait()
 
     def status(self) -> str:
