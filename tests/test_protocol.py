@@ -848,6 +848,58 @@ def test_a_pid_is_signalled_only_while_it_names_the_process_that_was_found() -> 
     assert strays._handle(os.getpid(), found[os.getpid()] + 1) is None
 
 
+IN_ANOTHER_PID_NAMESPACE = """
+import subprocess, sys
+from conformance.harness import strays
+child = subprocess.Popen(["sleep", "60"], start_new_session=True)  # pid 2: the harness child
+other = subprocess.Popen(["sleep", "60"], start_new_session=True)  # pid 3: started by the suite
+strays.Strays(child.pid).kill()
+print(other.poll(), flush=True)
+child.kill()
+other.kill()
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="needs pidfd_open (Linux)")
+def test_no_process_is_signalled_where_proc_is_another_pid_namespaces() -> None:
+    # In a pid namespace without a /proc of its own, /proc/2 is the outer namespace's (the
+    # kernel's thread starter, say), and its "descendants" 3, 4, … were the suite's processes.
+    try:
+        made = subprocess.run(
+            ["unshare", "-Urpf", "true"], check=False, capture_output=True, timeout=30
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        made = None
+    if made is None or made.returncode != 0:
+        pytest.skip("needs unshare and unprivileged user and pid namespaces")
+    done = subprocess.run(["unshare", "-Urpf", sys.executable, "-c", IN_ANOTHER_PID_NAMESPACE],
+                          check=False, capture_output=True, text=True, env=ENV,
+                          timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["None"]  # still running: not the child's, never signalled
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="needs pidfd_open (Linux)")
+def test_strays_are_looked_for_only_with_this_namespaces_proc_and_a_working_pidfd_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "self").symlink_to(str(os.getpid()))
+    monkeypatch.setattr(strays, "_PROC", str(tmp_path))
+    assert strays.supported()
+    (tmp_path / "self").unlink()
+    (tmp_path / "self").symlink_to(str(os.getpid() + 1))  # another namespace's number for it
+    assert not strays.supported()
+    (tmp_path / "self").unlink()
+    (tmp_path / "self").symlink_to(str(os.getpid()))
+
+    def refused(pid: int, flags: int = 0) -> int:
+        raise OSError(38, "Function not implemented")  # a seccomp filter, an old kernel
+
+    monkeypatch.setattr(os, "pidfd_open", refused)
+    assert not strays.supported()
+    assert strays.Strays(os.getppid())._handles == {}
+
+
 def test_a_child_that_exited_before_its_request_is_named_by_its_exit() -> None:
     """Whether the suite first notices its stdin closed or its stdout ended is timing: the
     words are the exit's either way (a harness started early can be gone by its first call)."""

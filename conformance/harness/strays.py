@@ -12,7 +12,8 @@ Each is signalled through a pidfd opened while it was still the process that was
 start time), so a pid that was freed and given to another program meanwhile is never signalled.
 Only descendants still linked to the child can be found: what a child started before it exited
 on its own was handed to the system's reaper then, and only its group is still reached. Where
-there is no ``/proc`` or no ``pidfd_open`` (macOS), stopping the group is all there is.
+there is no ``/proc`` of this pid namespace or no working ``pidfd_open`` (macOS), stopping the
+group is all there is.
 """
 
 from __future__ import annotations
@@ -29,8 +30,23 @@ stopped (each round stops what the last one found; a tree that still grows is ki
 
 
 def supported() -> bool:
-    """Whether this system can find and safely signal a child's descendants."""
-    return hasattr(os, "pidfd_open") and os.path.isdir(f"{_PROC}/self")
+    """Whether this system can find and safely signal a child's descendants.
+
+    Its ``/proc`` must be this process's pid namespace's: one mounted for another (a pid
+    namespace made without a ``/proc`` of its own, as ``unshare -pf`` does) names other
+    processes by the same numbers, and the start time read there would vouch for whatever
+    process holds that number here. And ``pidfd_open`` must work (a seccomp filter may refuse
+    it, a kernel before 5.3 lacks it).
+    """
+    if not hasattr(os, "pidfd_open"):
+        return False
+    try:
+        if os.readlink(f"{_PROC}/self") != str(os.getpid()):
+            return False
+        os.close(os.pidfd_open(os.getpid()))
+    except OSError:
+        return False
+    return True
 
 
 def _stat(pid: str) -> tuple[int, int] | None:
