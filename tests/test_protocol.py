@@ -838,6 +838,42 @@ def test_what_a_child_started_in_sessions_of_their_own_stops_with_it() -> None:
 
 
 @pytest.mark.skipif(not strays.supported(), reason="finds what a child started via /proc (Linux)")
+@pytest.mark.parametrize("where", ["looking", "killing the group"])
+def test_what_was_stopped_is_not_left_stopped_when_the_stop_is_interrupted(
+    where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A Ctrl-C between SIGSTOP and SIGKILL left what was held stopped for good.
+    transport = _child(DETACHES_A_TREE, timeout_s=60)
+    try:
+        pids = transport.call("describe", {})["pids"]
+        assert isinstance(pids, list)
+        child = transport._child
+        assert child is not None
+        looked, looked_up = strays.descendants, list[int]()
+
+        def interrupted_look(root: int) -> dict[int, int]:
+            if looked_up:
+                raise KeyboardInterrupt
+            looked_up.append(root)
+            return looked(root)
+
+        def interrupted_kill(pgid: int, signum: int) -> None:
+            raise KeyboardInterrupt
+
+        if where == "looking":
+            monkeypatch.setattr(strays, "descendants", interrupted_look)
+        else:
+            monkeypatch.setattr(os, "killpg", interrupted_kill)
+        with pytest.raises(KeyboardInterrupt):
+            child._reap()
+        monkeypatch.undo()
+        assert [process_ends(int(pid)) for pid in pids] == [True, True]
+    finally:
+        monkeypatch.undo()
+        transport.close()
+
+
+@pytest.mark.skipif(not strays.supported(), reason="finds what a child started via /proc (Linux)")
 def test_a_pid_is_signalled_only_while_it_names_the_process_that_was_found() -> None:
     found = strays.descendants(os.getppid())
     assert os.getpid() in found  # this process, below its parent

@@ -238,7 +238,8 @@ class _Child:
                 except (ProcessLookupError, PermissionError):
                     if self.process.poll() is None:
                         self.process.kill()
-                strays.kill()
+                finally:  # none is left stopped for good
+                    strays.kill()
             return self.process.wait()
 
     def status(self) -> str:

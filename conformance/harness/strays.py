@@ -107,6 +107,13 @@ class Strays:
         self._handles: dict[int, int] = {}
         if not supported():
             return
+        try:
+            self._hold(root)
+        except BaseException:  # (Ctrl-C) none is left stopped, nor its pidfd open
+            self.kill()
+            raise
+
+    def _hold(self, root: int) -> None:
         for _ in range(ROUNDS):
             new = {p: s for p, s in descendants(root).items() if p not in self._handles}
             if not new:
