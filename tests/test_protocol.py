@@ -837,6 +837,50 @@ def test_what_a_child_started_in_sessions_of_their_own_stops_with_it() -> None:
     assert [process_ends(int(pid)) for pid in pids] == [True, True]
 
 
+STARTS_ON_REQUEST = """
+import json, subprocess, sys
+request = json.loads(sys.stdin.readline())
+print(json.dumps({"id": request["id"], "result": {}}), flush=True)
+sys.stdin.readline()  # told to start one more, after the suite looked
+started = subprocess.Popen(["sleep", "3600"], start_new_session=True, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+with open(sys.argv[1], "w") as out:
+    out.write(str(started.pid))
+sys.stdin.readline()
+"""
+
+
+@pytest.mark.skipif(not strays.supported(), reason="finds what a child started via /proc (Linux)")
+def test_the_child_starts_nothing_after_its_descendants_were_looked_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The child itself ran on while its descendants were looked up and stopped: what it
+    # started in a session of its own after the last look outlived it.
+    told = tmp_path / "started.pid"
+    command = [sys.executable, "-c", STARTS_ON_REQUEST, str(told)]
+    transport = Stdio(command, label="test child", env=ENV, timeout_s=60)
+    try:
+        transport.call("describe", {})
+        child = transport._child
+        assert child is not None
+        holding = strays.Strays.__init__
+
+        def look_then_start(self: strays.Strays, root: int) -> None:
+            holding(self, root)
+            child.send("start")  # a child that still runs starts one now
+            for _ in range(100):
+                if told.exists() and told.read_text():
+                    return
+                select.select([], [], [], 0.01)
+
+        monkeypatch.setattr(strays.Strays, "__init__", look_then_start)
+        child.stop()
+    finally:
+        monkeypatch.undo()
+        transport.close()
+    assert not told.exists() or process_ends(int(told.read_text()))
+
+
 @pytest.mark.skipif(not strays.supported(), reason="finds what a child started via /proc (Linux)")
 @pytest.mark.parametrize("where", ["looking", "killing the group"])
 def test_what_was_stopped_is_not_left_stopped_when_the_stop_is_interrupted(

@@ -231,7 +231,10 @@ class _Child:
         with self._reap_lock:
             if self.process.returncode is None:
                 # Found while the tree still hangs from the child: what it started in a
-                # session of its own (an MCP server) is not in its group (``strays``).
+                # session of its own (an MCP server) is not in its group (``strays``). The
+                # group is stopped first, so the child starts nothing after the last look.
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(self.process.pid, signal.SIGSTOP)
                 strays = Strays(self.process.pid)
                 try:
                     os.killpg(self.process.pid, signal.SIGKILL)
