@@ -402,7 +402,7 @@ def test_a_paused_mutation_lets_the_suite_act_then_resumes(tmp_path: Path) -> No
     assert (root / "new.txt").read_text() == "x"
 
 
-def test_serve_resumes_a_paused_call_when_its_inputprocess_ends(tmp_path: Path) -> None:
+def test_serve_resumes_a_paused_call_when_its_input_ends(tmp_path: Path) -> None:
     # SPEC §6.4: "A harness whose input ends while a call is paused resumes it"; it used to wait
     # for a resume that could no longer come, and so never exited.
     root = tmp_path / "ws"
