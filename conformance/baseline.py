@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from conformance.causes import at_fault
+from conformance.display import show
 from conformance.harness.contract import Json, JsonObject
 from conformance.report import Report, sort_key
 from conformance.verdict import LEVELS
@@ -221,8 +222,8 @@ class Baseline:
         notes = []
         if self.harness is not None and report.harness.get("name") not in (None, self.harness):
             notes.append(
-                f"the baseline lists the failures of harness {json.dumps(self.harness)}, and "
-                f"this run tested {json.dumps(report.harness.get('name'))}: check that it is "
+                f"the baseline lists the failures of harness {show(self.harness)}, and "
+                f"this run tested {show(report.harness.get('name'))}: check that it is "
                 "the right file"
             )
         if self.spec is not None and report.spec and self.spec != report.spec:

@@ -508,6 +508,22 @@ def test_a_baseline_of_the_same_spec_level_and_harness_says_nothing_of_them(
     assert Baseline.load(str(path)).provenance_notes(report) == []
 
 
+def test_a_harness_name_in_a_baseline_note_reads_as_written(tmp_path: Path) -> None:
+    from conformance.baseline import Baseline
+    from conformance.report import Report
+
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps({"format": 1, "harness": {"name": "outil-é"}, "failures": {},
+                                "cases": ["GRD-001"]}))  # fmt: skip
+    report = Report(suite={"name": "harness-conformance", "version": "0"}, spec="2",
+                    harness={"name": "ツール\u202e"})  # fmt: skip
+    # As the report's header shows it (not "\u30c4…"); what cannot be seen stays escaped.
+    assert Baseline.load(str(path)).provenance_notes(report) == [
+        'the baseline lists the failures of harness "outil-é", and this run tested '
+        '"ツール\\u202e": check that it is the right file'
+    ]
+
+
 @pytest.mark.parametrize(
     ("content", "problem"),
     [
