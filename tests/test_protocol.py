@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 import threading
@@ -882,7 +883,7 @@ def test_the_child_starts_nothing_after_its_descendants_were_looked_up(
 
 
 @pytest.mark.skipif(not strays.supported(), reason="finds what a child started via /proc (Linux)")
-@pytest.mark.parametrize("where", ["looking", "killing the group"])
+@pytest.mark.parametrize("where", ["stopping the group", "looking", "killing the group"])
 def test_what_was_stopped_is_not_left_stopped_when_the_stop_is_interrupted(
     where: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -893,7 +894,7 @@ def test_what_was_stopped_is_not_left_stopped_when_the_stop_is_interrupted(
         assert isinstance(pids, list)
         child = transport._child
         assert child is not None
-        looked, looked_up = strays.descendants, list[int]()
+        looked, looked_up, signalled = strays.descendants, list[int](), os.killpg
 
         def interrupted_look(root: int) -> dict[int, int]:
             if looked_up:
@@ -901,16 +902,22 @@ def test_what_was_stopped_is_not_left_stopped_when_the_stop_is_interrupted(
             looked_up.append(root)
             return looked(root)
 
-        def interrupted_kill(pgid: int, signum: int) -> None:
-            raise KeyboardInterrupt
+        def interrupted_signal(pgid: int, signum: int) -> None:
+            signalled(pgid, signum)  # sent, and the interrupt comes right after
+            if signum == (signal.SIGSTOP if where == "stopping the group" else signal.SIGKILL):
+                raise KeyboardInterrupt
 
         if where == "looking":
             monkeypatch.setattr(strays, "descendants", interrupted_look)
         else:
-            monkeypatch.setattr(os, "killpg", interrupted_kill)
+            monkeypatch.setattr(os, "killpg", interrupted_signal)
         with pytest.raises(KeyboardInterrupt):
             child._reap()
         monkeypatch.undo()
+        assert child.process.wait(timeout=60) == -signal.SIGKILL  # never left stopped
+        if where == "stopping the group":  # nothing was held yet: as before, they run on
+            for pid in pids:
+                os.kill(int(pid), signal.SIGKILL)  # (the test's own clean-up)
         assert [process_ends(int(pid)) for pid in pids] == [True, True]
     finally:
         monkeypatch.undo()
