@@ -233,25 +233,25 @@ class _Child:
                 # Found while the tree still hangs from the child: what it started in a
                 # session of its own (an MCP server) is not in its group (``strays``). The
                 # group is stopped first, so the child starts nothing after the last look.
-                held: list[Strays] = []
+                held: Strays | None = None
                 try:
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.killpg(self.process.pid, signal.SIGSTOP)
-                    held.append(Strays(self.process.pid))
+                    held = Strays(self.process.pid)
                 finally:  # also when cut short (Ctrl-C): none is left stopped for good
                     self._kill_group(held)
             return self.process.wait()
 
-    def _kill_group(self, held: list[Strays]) -> None:
-        """Kill the child's group, and what ``held`` holds outside it."""
+    def _kill_group(self, held: Strays | None) -> None:
+        """Kill the child's group, and what ``held`` holds outside it (None: nothing held)."""
         try:
             os.killpg(self.process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             if self.process.poll() is None:
                 self.process.kill()
         finally:
-            for strays in held:
-                strays.kill()
+            if held is not None:
+                held.kill()
 
     def status(self) -> str:
         """How the process ended, in words (it is reaped, what it started stopped first)."""
