@@ -838,56 +838,12 @@ def test_what_a_child_started_in_sessions_of_their_own_stops_with_it() -> None:
     assert [process_ends(int(pid)) for pid in pids] == [True, True]
 
 
-STARTS_ON_REQUEST = """
-import json, subprocess, sys
-request = json.loads(sys.stdin.readline())
-print(json.dumps({"id": request["id"], "result": {}}), flush=True)
-sys.stdin.readline()  # told to start one more, after the suite looked
-started = subprocess.Popen(["sleep", "3600"], start_new_session=True, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-with open(sys.argv[1], "w") as out:
-    out.write(str(started.pid))
-sys.stdin.readline()
-"""
-
-
 @pytest.mark.skipif(not strays.supported(), reason="finds what a child started via /proc (Linux)")
-def test_the_child_starts_nothing_after_its_descendants_were_looked_up(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The child itself ran on while its descendants were looked up and stopped: what it
-    # started in a session of its own after the last look outlived it.
-    told = tmp_path / "started.pid"
-    command = [sys.executable, "-c", STARTS_ON_REQUEST, str(told)]
-    transport = Stdio(command, label="test child", env=ENV, timeout_s=60)
-    try:
-        transport.call("describe", {})
-        child = transport._child
-        assert child is not None
-        holding = strays.Strays.__init__
-
-        def look_then_start(self: strays.Strays, root: int) -> None:
-            holding(self, root)
-            child.send("start")  # a child that still runs starts one now
-            for _ in range(100):
-                if told.exists() and told.read_text():
-                    return
-                select.select([], [], [], 0.01)
-
-        monkeypatch.setattr(strays.Strays, "__init__", look_then_start)
-        child.stop()
-    finally:
-        monkeypatch.undo()
-        transport.close()
-    assert not told.exists() or process_ends(int(told.read_text()))
-
-
-@pytest.mark.skipif(not strays.supported(), reason="finds what a child started via /proc (Linux)")
-@pytest.mark.parametrize("where", ["stopping the group", "looking", "killing the group"])
-def test_what_was_stopped_is_not_left_stopped_when_the_stop_is_interrupted(
+@pytest.mark.parametrize("where", ["looking again", "killing the group"])
+def test_a_stop_cut_short_still_kills_the_child_and_what_it_started(
     where: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A Ctrl-C between SIGSTOP and SIGKILL left what was held stopped for good.
+    # A Ctrl-C inside the stop: what was not yet killed is killed on the way out.
     transport = _child(DETACHES_A_TREE, timeout_s=60)
     try:
         pids = transport.call("describe", {})["pids"]
@@ -904,24 +860,71 @@ def test_what_was_stopped_is_not_left_stopped_when_the_stop_is_interrupted(
 
         def interrupted_signal(pgid: int, signum: int) -> None:
             signalled(pgid, signum)  # sent, and the interrupt comes right after
-            if signum == (signal.SIGSTOP if where == "stopping the group" else signal.SIGKILL):
-                raise KeyboardInterrupt
+            raise KeyboardInterrupt
 
-        if where == "looking":
+        if where == "looking again":
             monkeypatch.setattr(strays, "descendants", interrupted_look)
         else:
             monkeypatch.setattr(os, "killpg", interrupted_signal)
         with pytest.raises(KeyboardInterrupt):
             child._reap()
         monkeypatch.undo()
-        assert child.process.wait(timeout=60) == -signal.SIGKILL  # never left stopped
-        if where == "stopping the group":  # nothing was held yet: as before, they run on
-            for pid in pids:
-                os.kill(int(pid), signal.SIGKILL)  # (the test's own clean-up)
+        assert child.process.wait(timeout=60) == -signal.SIGKILL
         assert [process_ends(int(pid)) for pid in pids] == [True, True]
     finally:
         monkeypatch.undo()
         transport.close()
+
+
+KILLED_WHILE_STOPPING = """
+import os, signal, sys
+from conformance.harness import strays
+from conformance.harness.stdio import Stdio
+
+transport = Stdio([sys.executable, "-c", sys.argv[1]], label="test child", timeout_s=60)
+pids = transport.call("describe", {})["pids"]
+child = transport._child
+print(child.process.pid, *pids, flush=True)
+
+def killed_here(root):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+strays.descendants = killed_here  # the suite is killed halfway through stopping its harness
+child.stop()
+"""
+
+
+def _state(pid: int) -> str:
+    """The one-letter state in ``/proc/PID/stat`` ("T": stopped), or "" once it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return text[text.rfind(")") + 2 :].split()[0]
+
+
+@pytest.mark.skipif(not strays.supported(), reason="finds what a child started via /proc (Linux)")
+def test_a_suite_killed_while_stopping_its_harness_leaves_nothing_stopped() -> None:
+    # The stop once began by stopping the child's group (SIGSTOP): a suite killed before the
+    # SIGKILL that followed left the harness stopped for good, where one left running sees its
+    # stdin end and exits.
+    suite = subprocess.run([sys.executable, "-c", KILLED_WHILE_STOPPING, DETACHES_A_TREE],
+                           check=False, capture_output=True, text=True, env=ENV,
+                           timeout=120)  # fmt: skip
+    assert suite.returncode == -signal.SIGKILL, suite.stderr[-2000:]
+    child, *detached = (int(pid) for pid in suite.stdout.split())
+    held = [os.pidfd_open(pid) for pid in detached]  # nobody is left to kill them but the test
+    try:
+        states = [_state(pid) for pid in (child, *detached)]
+        ended = process_ends(child)  # its stdin ended with the suite (one stopped is killed)
+        assert "T" not in states
+        assert "" not in states[1:]
+        assert ended
+    finally:
+        for handle in held:
+            signal.pidfd_send_signal(handle, signal.SIGKILL)
+            os.close(handle)
+    assert [process_ends(pid) for pid in detached] == [True, True]
 
 
 @pytest.mark.skipif(not strays.supported(), reason="finds what a child started via /proc (Linux)")
@@ -940,7 +943,7 @@ import subprocess, sys
 from conformance.harness import strays
 child = subprocess.Popen(["sleep", "60"], start_new_session=True)  # pid 2: the harness child
 other = subprocess.Popen(["sleep", "60"], start_new_session=True)  # pid 3: started by the suite
-strays.Strays(child.pid).kill()
+strays.kill_descendants(child.pid)
 print(other.poll(), flush=True)
 child.kill()
 other.kill()
@@ -984,7 +987,15 @@ def test_strays_are_looked_for_only_with_this_namespaces_proc_and_a_working_pidf
 
     monkeypatch.setattr(os, "pidfd_open", refused)
     assert not strays.supported()
-    assert strays.Strays(os.getppid())._handles == {}
+    looked = list[int]()
+
+    def descendants(root: int) -> dict[int, int]:
+        looked.append(root)
+        return {}
+
+    monkeypatch.setattr(strays, "descendants", descendants)
+    strays.kill_descendants(os.getppid())
+    assert looked == []  # not even looked for
 
 
 def test_a_child_that_exited_before_its_request_is_named_by_its_exit() -> None:

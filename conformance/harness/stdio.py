@@ -37,7 +37,7 @@ from conformance.display import show, values
 from conformance.encoding import json_text
 from conformance.harness.batch import MAX_BATCH, Unresolved, rebase
 from conformance.harness.contract import Json, JsonObject
-from conformance.harness.strays import Strays
+from conformance.harness.strays import kill_descendants
 from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
 from conformance.rules import cite
 from conformance.secrets import clean_cut, scrub
@@ -231,27 +231,20 @@ class _Child:
         with self._reap_lock:
             if self.process.returncode is None:
                 # Found while the tree still hangs from the child: what it started in a
-                # session of its own (an MCP server) is not in its group (``strays``). The
-                # group is stopped first, so the child starts nothing after the last look.
-                held: Strays | None = None
+                # session of its own (an MCP server) is not in its group (``strays``).
                 try:
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.killpg(self.process.pid, signal.SIGSTOP)
-                    held = Strays(self.process.pid)
-                finally:  # also when cut short (Ctrl-C): none is left stopped for good
-                    self._kill_group(held)
+                    kill_descendants(self.process.pid)
+                finally:  # also when cut short (Ctrl-C)
+                    self._kill_group()
             return self.process.wait()
 
-    def _kill_group(self, held: Strays | None) -> None:
-        """Kill the child's group, and what ``held`` holds outside it (None: nothing held)."""
+    def _kill_group(self) -> None:
+        """Kill the child's process group (the child alone where its group is gone)."""
         try:
             os.killpg(self.process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             if self.process.poll() is None:
                 self.process.kill()
-        finally:
-            if held is not None:
-                held.kill()
 
     def status(self) -> str:
         """How the process ended, in words (it is reaped, what it started stopped first)."""

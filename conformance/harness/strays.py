@@ -1,18 +1,24 @@
-"""What a harness child started outside its process group, found and stopped with it (Linux).
+"""What a harness child started outside its process group, found and killed before it (Linux).
 
 The suite stops a child by killing its process group, which ends everything the child started
 in that group. A process it started in a session of its own is not in the group: the MCP SDK
 starts every server that way, and a server stuck in a tool call (a FIFO opened for reading)
 outlived the run, blocked for good, after the bridge above it was killed. So before the group
-is killed, the child's descendants are looked up by their parent links in ``/proc`` and stopped
-(``SIGSTOP``: a stopped process starts nothing more), looked up again until no new one appears,
-and killed with the group.
+is killed, the child's descendants are looked up by their parent links in ``/proc`` and killed,
+looked up again (for what was started meanwhile) and killed, until a look finds none that is
+new; then the group is killed.
+
+Nothing is ever stopped (``SIGSTOP``) to hold the tree still: a suite killed between stopping
+and killing left the harness stopped for good, where a harness left running sees its stdin end
+and exits. What that gives up: a process started in a session of its own after the last look,
+by a child that has not yet been killed, is not found and outlives the run (a window of the
+few microseconds between that look and the group's kill).
 
 Each is signalled through a pidfd opened while it was still the process that was found (same
 start time), so a pid that was freed and given to another program meanwhile is never signalled.
 Only descendants still linked to the child can be found: what a child started before it exited
 on its own was handed to the system's reaper then, and only its group is still reached. Where
-there is no ``/proc`` of this pid namespace or no working ``pidfd_open`` (macOS), stopping the
+there is no ``/proc`` of this pid namespace or no working ``pidfd_open`` (macOS), killing the
 group is all there is.
 """
 
@@ -25,8 +31,8 @@ from typing import Final
 
 _PROC: Final = "/proc"
 ROUNDS: Final = 8
-"""How many times the tree is looked up again for processes started before their parent was
-stopped (each round stops what the last one found; a tree that still grows is killed as is)."""
+"""How many times the tree is looked up again for what was started while the last round's
+were being killed (a tree that still grows after that is left to the group's kill)."""
 
 
 def supported() -> bool:
@@ -100,36 +106,26 @@ def _handle(pid: int, start: int) -> int | None:
     return handle
 
 
-class Strays:
-    """The descendants of one child, held still until they are killed with its group."""
-
-    def __init__(self, root: int) -> None:
-        self._handles: dict[int, int] = {}
-        if not supported():
+def kill_descendants(root: int) -> None:
+    """Kill every process below ``root`` by parent links, looked up again until none is new."""
+    if not supported():
+        return
+    killed: set[tuple[int, int]] = set()  # (pid, start time): a zombie stays listed till reaped
+    for _ in range(ROUNDS):
+        new = [(p, s) for p, s in descendants(root).items() if (p, s) not in killed]
+        if not new:
             return
+        killed.update(new)
+        handles: list[int] = []
         try:
-            self._hold(root)
-        except BaseException:  # (Ctrl-C) none is left stopped, nor its pidfd open
-            self.kill()
-            raise
-
-    def _hold(self, root: int) -> None:
-        for _ in range(ROUNDS):
-            new = {p: s for p, s in descendants(root).items() if p not in self._handles}
-            if not new:
-                break
-            for pid, start in new.items():
+            # Every pidfd is opened before any is killed, while each names what was found.
+            for pid, start in new:
                 handle = _handle(pid, start)
-                if handle is None:
-                    continue
-                self._handles[pid] = handle
+                if handle is not None:
+                    handles.append(handle)
+            for handle in handles:
                 with contextlib.suppress(OSError):
-                    signal.pidfd_send_signal(handle, signal.SIGSTOP)
-
-    def kill(self) -> None:
-        """Kill every process held (those already gone are skipped), and let go of them."""
-        handles, self._handles = self._handles, {}
-        for handle in handles.values():
-            with contextlib.suppress(OSError):
-                signal.pidfd_send_signal(handle, signal.SIGKILL)
-            os.close(handle)
+                    signal.pidfd_send_signal(handle, signal.SIGKILL)
+        finally:
+            for handle in handles:
+                os.close(handle)
