@@ -3,6 +3,7 @@ handling of children that break the protocol in every way."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -12,7 +13,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -21,7 +22,7 @@ from conformance import display, speed
 from conformance.harness import strays
 from conformance.harness.batch import MAX_BATCH
 from conformance.harness.schema import problem, protocol_schema
-from conformance.harness.stdio import Stdio, Trace, _Pending
+from conformance.harness.stdio import Stdio, Trace, _Child, _Pending
 from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
 from conformance.rules import cite
 from conformance.speed import poll_awake
@@ -839,41 +840,158 @@ def test_what_a_child_started_in_sessions_of_their_own_stops_with_it() -> None:
 
 
 @pytest.mark.skipif(not strays.supported(), reason="finds what a child started via /proc (Linux)")
-@pytest.mark.parametrize("where", ["looking again", "killing the group"])
-def test_a_stop_cut_short_still_kills_the_child_and_what_it_started(
+@pytest.mark.skipif(not strays.supported(), reason="finds what a child started via /proc (Linux)")
+def test_the_childs_group_is_stopped_before_its_descendants_are_looked_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A child that ran on while its descendants were looked up and killed started (or
+    # restarted, as a bridge that lost its server does) what the last look did not see.
+    transport = _child(DETACHES_A_TREE, timeout_s=60)
+    stopped_first: list[bool] = []
+    try:
+        transport.call("describe", {})
+        child = transport._child
+        assert child is not None
+        looked = strays.descendants
+
+        def look(root: int) -> dict[int, int]:
+            if not stopped_first:
+                stopped = threading.Event()
+
+                def until_stopped() -> None:
+                    with contextlib.suppress(ChildProcessError):  # reaped: it never stopped
+                        os.waitid(os.P_PID, root, os.WSTOPPED | os.WNOWAIT)
+                        stopped.set()
+
+                threading.Thread(target=until_stopped, daemon=True).start()
+                stopped_first.append(stopped.wait(60))  # a bound against a hang only
+            return looked(root)
+
+        monkeypatch.setattr(strays, "descendants", look)
+        child.stop()
+    finally:
+        monkeypatch.undo()
+        transport.close()
+    assert stopped_first == [True]
+
+
+ORPHANS_IN_ITS_GROUP = """
+import json, subprocess, sys
+leaf = "import subprocess; print(subprocess.Popen(['sleep', '3600']).pid, flush=True)"
+server = ("import subprocess, sys, time; "
+          "c = subprocess.Popen([sys.executable, '-c', %r], stdout=subprocess.PIPE); "
+          "line = c.stdout.readline(); c.wait(); print(int(line), flush=True); "
+          "time.sleep(3600)") % leaf
+request = json.loads(sys.stdin.readline())
+started = subprocess.Popen([sys.executable, "-c", server], start_new_session=True,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
+orphan = int(started.stdout.readline())
+print(json.dumps({"id": request["id"], "result": {"pids": [started.pid, orphan]}}), flush=True)
+sys.stdin.readline()
+"""
+
+
+@pytest.mark.skipif(not strays.supported(), reason="finds what a child started via /proc (Linux)")
+def test_what_a_detached_process_left_in_its_group_stops_with_it() -> None:
+    # A process whose parent exited has no link to the child any more: a server that forks
+    # while it is being killed leaves such orphans. Killing the group it leads reaches them.
+    transport = _child(ORPHANS_IN_ITS_GROUP, timeout_s=60)
+    try:
+        pids = transport.call("describe", {})["pids"]
+    finally:
+        transport.close()
+    assert isinstance(pids, list)
+    assert [process_ends(int(pid)) for pid in pids] == [True, True]
+
+
+def test_a_harness_stopped_by_a_thread_the_exit_cut_off_is_stopped_by_close(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A child that failed a call is stopped by a daemon thread: a run that ended right after
+    # (a handshake that timed out) exited before that thread killed it, and it outlived the run.
+    transport = _child("import time\ntime.sleep(3600)\n", timeout_s=0.5)
+    monkeypatch.setattr(_Child, "stop", lambda self: None)  # cut off before it killed anything
+    retired: list[_Child] = []
+    try:
+        with pytest.raises(HarnessCallError, match=r"did not answer within 0\.5 s"):
+            transport.call("describe", {})
+        retired.extend(transport._retired)
+        assert len(retired) == 1
+        transport.close()
+        assert retired[0].process.returncode == -signal.SIGKILL
+    finally:
+        monkeypatch.undo()
+        for child in retired:
+            child.reap()
+        transport.close()
+
+
+SPARED: Final = {
+    "stopping the group": [0, 1],  # interrupted before anything outside it was looked up
+    "looking again": [],
+    "opening a pidfd": [1],  # the second found: not yet opened, so not yet killed
+    "killing the group": [],
+}
+"""Which of a ``DETACHES_A_TREE`` child's two detached descendants a stop cut short where it
+was interrupted has not reached (by their place in its answer)."""
+
+
+@pytest.mark.skipif(not strays.supported(), reason="finds what a child started via /proc (Linux)")
+@pytest.mark.parametrize("where", list(SPARED))
+def test_a_stop_cut_short_still_kills_the_child_and_what_it_reached(
     where: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A Ctrl-C inside the stop: what was not yet killed is killed on the way out.
+    # A Ctrl-C inside the stop: the child's group is never left stopped, and every descendant
+    # the stop had found and opened is killed on the way out.
     transport = _child(DETACHES_A_TREE, timeout_s=60)
+    held: list[int] = []
     try:
         pids = transport.call("describe", {})["pids"]
         assert isinstance(pids, list)
+        held.extend(os.pidfd_open(int(pid)) for pid in pids)
         child = transport._child
         assert child is not None
-        looked, looked_up, signalled = strays.descendants, list[int](), os.killpg
+        looked, opened, signalled = strays.descendants, strays._handle, os.killpg
+        calls: list[int] = []
 
         def interrupted_look(root: int) -> dict[int, int]:
-            if looked_up:
+            calls.append(root)
+            if len(calls) == 2:
                 raise KeyboardInterrupt
-            looked_up.append(root)
             return looked(root)
+
+        def interrupted_open(pid: int, start: int) -> tuple[int, int] | None:
+            calls.append(pid)
+            if len(calls) == 2:
+                raise KeyboardInterrupt
+            return opened(pid, start)
 
         def interrupted_signal(pgid: int, signum: int) -> None:
             signalled(pgid, signum)  # sent, and the interrupt comes right after
-            raise KeyboardInterrupt
+            if pgid == child.process.pid and signum == (
+                signal.SIGSTOP if where == "stopping the group" else signal.SIGKILL
+            ):
+                raise KeyboardInterrupt
 
         if where == "looking again":
             monkeypatch.setattr(strays, "descendants", interrupted_look)
+        elif where == "opening a pidfd":
+            monkeypatch.setattr(strays, "_handle", interrupted_open)
         else:
             monkeypatch.setattr(os, "killpg", interrupted_signal)
         with pytest.raises(KeyboardInterrupt):
-            child._reap()
+            child.reap()
         monkeypatch.undo()
-        assert child.process.wait(timeout=60) == -signal.SIGKILL
+        assert child.process.wait(timeout=60) == -signal.SIGKILL  # never left stopped
+        for place in SPARED[where]:
+            assert _state(int(pids[place])) not in ("", "T")  # running on, as before
+            signal.pidfd_send_signal(held[place], signal.SIGKILL)  # (the test's clean-up)
         assert [process_ends(int(pid)) for pid in pids] == [True, True]
     finally:
         monkeypatch.undo()
         transport.close()
+        for handle in held:
+            os.close(handle)
 
 
 KILLED_WHILE_STOPPING = """
@@ -905,16 +1023,17 @@ def _state(pid: int) -> str:
 
 @pytest.mark.skipif(not strays.supported(), reason="finds what a child started via /proc (Linux)")
 def test_a_suite_killed_while_stopping_its_harness_leaves_nothing_stopped() -> None:
-    # The stop once began by stopping the child's group (SIGSTOP): a suite killed before the
-    # SIGKILL that followed left the harness stopped for good, where one left running sees its
-    # stdin end and exits.
+    # A stop begins by stopping the child's group (SIGSTOP). A suite killed before the SIGKILL
+    # that follows once left the harness stopped for good; in the suite's session, its group is
+    # orphaned by the suite's death, and the kernel continues it (SIGHUP, SIGCONT).
     suite = subprocess.run([sys.executable, "-c", KILLED_WHILE_STOPPING, DETACHES_A_TREE],
                            check=False, capture_output=True, text=True, env=ENV,
                            timeout=120)  # fmt: skip
     assert suite.returncode == -signal.SIGKILL, suite.stderr[-2000:]
     child, *detached = (int(pid) for pid in suite.stdout.split())
-    held = [os.pidfd_open(pid) for pid in detached]  # nobody is left to kill them but the test
+    held: list[int] = []  # nobody is left to kill them but the test
     try:
+        held.extend(os.pidfd_open(pid) for pid in detached)
         states = [_state(pid) for pid in (child, *detached)]
         ended = process_ends(child)  # its stdin ended with the suite (one stopped is killed)
         assert "T" not in states
@@ -931,9 +1050,10 @@ def test_a_suite_killed_while_stopping_its_harness_leaves_nothing_stopped() -> N
 def test_a_pid_is_signalled_only_while_it_names_the_process_that_was_found() -> None:
     found = strays.descendants(os.getppid())
     assert os.getpid() in found  # this process, below its parent
-    handle = strays._handle(os.getpid(), found[os.getpid()])
-    assert handle is not None
-    os.close(handle)
+    opened = strays._handle(os.getpid(), found[os.getpid()])
+    assert opened is not None
+    os.close(opened[0])
+    assert opened[1] == os.getpgrp()
     # The same pid, started at another time: a freed pid given to another program.
     assert strays._handle(os.getpid(), found[os.getpid()] + 1) is None
 

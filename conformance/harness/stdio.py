@@ -151,7 +151,9 @@ class _Child:
             stderr=subprocess.PIPE,
             cwd=transport.cwd,
             env=transport.env,
-            start_new_session=True,  # so stopping it also stops what it started
+            # A group of its own, so stopping it also stops what it started; in the suite's
+            # session, so the kernel continues it if the suite dies while it is stopped.
+            process_group=0,
         )
         self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self._caught_up = threading.Condition()
@@ -200,7 +202,7 @@ class _Child:
         """Stop the child and everything it started."""
         self.stopping = True
         self.wake()
-        self._reap()
+        self.reap()
         # Its stdout and the wake pipe are closed once no thread reads them (a reader that
         # never lets go, stuck on a pipe something else holds open, keeps them).
         readers_gone = self.reader.acquire(timeout=STDERR_GRACE_S)
@@ -220,7 +222,7 @@ class _Child:
                 self._wake_read = self._wake_write = -1
             self.reader.release()
 
-    def _reap(self) -> int:
+    def reap(self) -> int:
         """Kill the child and everything it started (its group, and on Linux what it started
         outside it), then reap it.
 
@@ -231,10 +233,13 @@ class _Child:
         with self._reap_lock:
             if self.process.returncode is None:
                 # Found while the tree still hangs from the child: what it started in a
-                # session of its own (an MCP server) is not in its group (``strays``).
+                # session of its own (an MCP server) is not in its group (``strays``). The
+                # group is stopped first, so the child starts nothing after the last look.
                 try:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(self.process.pid, signal.SIGSTOP)
                     kill_descendants(self.process.pid)
-                finally:  # also when cut short (Ctrl-C)
+                finally:  # also when cut short (Ctrl-C): it is not left stopped
                     self._kill_group()
             return self.process.wait()
 
@@ -250,7 +255,7 @@ class _Child:
         """How the process ended, in words (it is reaped, what it started stopped first)."""
         if self.process.returncode is None and not self._exit_seen.wait(timeout=2):
             return "closed its stdout but is still running"
-        code = self._reap()
+        code = self.reap()
         if code < 0:
             return f"was killed by signal {-code}"
         return f"exited with status {code}"
@@ -425,6 +430,10 @@ class Stdio(Transport):
         self._lock = threading.Lock()
         self._start_lock = threading.Lock()  # one child starts (and is greeted) at a time
         self._child: _Child | None = None
+        self._retired: list[_Child] = []
+        """Children stopped by a thread of their own (``_retire``), reaped again by ``close``:
+        a daemon thread is cut off when the interpreter exits, and what it had not yet killed
+        outlived the run."""
         self._generation = 0
         self._session_owner: dict[str, int] = {}  # session handle -> generation that opened it
         self._stopped_because = ""
@@ -709,6 +718,10 @@ class Stdio(Transport):
         if child is not None:
             self._retire(child, "was stopped by the suite")
             child.stop()
+        with self._lock:
+            retired, self._retired = self._retired, []
+        for earlier in retired:
+            earlier.reap()  # (waits for a stop under way, or does it)
 
     # -- internals --------------------------------------------------------------------------
 
@@ -899,6 +912,9 @@ class Stdio(Transport):
         with self._turn:
             self._turn.notify_all()
         child.stopping = True
+        with self._lock:
+            self._retired = [c for c in self._retired if c.process.returncode is None]
+            self._retired.append(child)
         threading.Thread(target=child.stop, daemon=True).start()
 
     def _received(self, child: _Child, line: bytes) -> None:

@@ -3,16 +3,18 @@
 The suite stops a child by killing its process group, which ends everything the child started
 in that group. A process it started in a session of its own is not in the group: the MCP SDK
 starts every server that way, and a server stuck in a tool call (a FIFO opened for reading)
-outlived the run, blocked for good, after the bridge above it was killed. So before the group
-is killed, the child's descendants are looked up by their parent links in ``/proc`` and killed,
-looked up again (for what was started meanwhile) and killed, until a look finds none that is
-new; then the group is killed.
+outlived the run, blocked for good, after the bridge above it was killed. So the stop first
+stops the child's group (``SIGSTOP``: it starts nothing more, and restarts no server it loses),
+then looks up the child's descendants by their parent links in ``/proc`` and kills each at
+once, with the process group it leads (so what it forks meanwhile into its group dies too),
+looks again until a look finds none that is new, and kills the child's group last.
 
-Nothing is ever stopped (``SIGSTOP``) to hold the tree still: a suite killed between stopping
-and killing left the harness stopped for good, where a harness left running sees its stdin end
-and exits. What that gives up: a process started in a session of its own after the last look,
-by a child that has not yet been killed, is not found and outlives the run (a window of the
-few microseconds between that look and the group's kill).
+Only the child's group is ever stopped, never what is found outside it: the child's group
+shares the suite's session, so if the suite dies while it is stopped the kernel continues it
+(an orphaned process group with a stopped member gets ``SIGHUP`` and ``SIGCONT``), where a
+process stopped in a session of its own would stay stopped for good. What that gives up: a
+process that something found outside the group starts in a session of its own, in the moment
+between being looked up and killed, is handed to the system's reaper and outlives the run.
 
 Each is signalled through a pidfd opened while it was still the process that was found (same
 start time), so a pid that was freed and given to another program meanwhile is never signalled.
@@ -32,7 +34,7 @@ from typing import Final
 _PROC: Final = "/proc"
 ROUNDS: Final = 8
 """How many times the tree is looked up again for what was started while the last round's
-were being killed (a tree that still grows after that is left to the group's kill)."""
+were being killed (what a tree that still grows after that starts is not looked for)."""
 
 
 def supported() -> bool:
@@ -55,8 +57,8 @@ def supported() -> bool:
     return True
 
 
-def _stat(pid: str) -> tuple[int, int] | None:
-    """The parent and start time of process ``pid``, or None if it is gone."""
+def _stat(pid: str) -> tuple[int, int, int] | None:
+    """The parent, process group and start time of process ``pid``, or None if it is gone."""
     try:
         with open(f"{_PROC}/{pid}/stat", "rb") as source:
             text = source.read()
@@ -65,7 +67,7 @@ def _stat(pid: str) -> tuple[int, int] | None:
     # The name in parentheses may hold spaces and parentheses: the fields follow the last ")".
     fields = text[text.rfind(b")") + 2 :].split()
     try:
-        return int(fields[1]), int(fields[19])
+        return int(fields[1]), int(fields[2]), int(fields[19])
     except (IndexError, ValueError):
         return None
 
@@ -82,7 +84,7 @@ def descendants(root: int) -> dict[int, int]:
             continue
         found = _stat(name)
         if found is not None:
-            children.setdefault(found[0], []).append((int(name), found[1]))
+            children.setdefault(found[0], []).append((int(name), found[2]))
     below: dict[int, int] = {}
     pending = [root]
     while pending:
@@ -93,21 +95,23 @@ def descendants(root: int) -> dict[int, int]:
     return below
 
 
-def _handle(pid: int, start: int) -> int | None:
-    """A pidfd for ``pid`` if it is still the process that started at ``start``."""
+def _handle(pid: int, start: int) -> tuple[int, int] | None:
+    """A pidfd for ``pid`` and its process group, if it is still the process started at
+    ``start``."""
     try:
         handle = os.pidfd_open(pid)
     except OSError:
         return None
     found = _stat(str(pid))
-    if found is None or found[1] != start:  # freed and reused before the pidfd was opened
+    if found is None or found[2] != start:  # freed and reused before the pidfd was opened
         os.close(handle)
         return None
-    return handle
+    return handle, found[1]
 
 
 def kill_descendants(root: int) -> None:
-    """Kill every process below ``root`` by parent links, looked up again until none is new."""
+    """Kill every process below ``root`` by parent links (and each group one of them leads),
+    looked up again until none is new; ``root``'s own group is left to its caller."""
     if not supported():
         return
     killed: set[tuple[int, int]] = set()  # (pid, start time): a zombie stays listed till reaped
@@ -116,16 +120,25 @@ def kill_descendants(root: int) -> None:
         if not new:
             return
         killed.update(new)
-        handles: list[int] = []
+        held: list[tuple[int, int, int]] = []
         try:
             # Every pidfd is opened before any is killed, while each names what was found.
             for pid, start in new:
-                handle = _handle(pid, start)
-                if handle is not None:
-                    handles.append(handle)
-            for handle in handles:
+                found = _handle(pid, start)
+                if found is not None:
+                    held.append((pid, *found))
+        finally:  # also when cut short (Ctrl-C): what was opened is killed
+            for pid, handle, group in held:
+                if group == pid != root:
+                    _kill_group_led_by(handle, group)
                 with contextlib.suppress(OSError):
                     signal.pidfd_send_signal(handle, signal.SIGKILL)
-        finally:
-            for handle in handles:
                 os.close(handle)
+
+
+def _kill_group_led_by(handle: int, group: int) -> None:
+    """Kill process group ``group`` while its leader (``handle``) is still there to hold its
+    number (a zombie not yet reaped holds it too): a freed number may name another's group."""
+    with contextlib.suppress(OSError):
+        signal.pidfd_send_signal(handle, 0)
+        os.killpg(group, signal.SIGKILL)
