@@ -3,7 +3,6 @@ handling of children that break the protocol in every way."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import select
@@ -840,39 +839,64 @@ def test_what_a_child_started_in_sessions_of_their_own_stops_with_it() -> None:
 
 
 @pytest.mark.skipif(not strays.supported(), reason="finds what a child started via /proc (Linux)")
-@pytest.mark.skipif(not strays.supported(), reason="finds what a child started via /proc (Linux)")
-def test_the_childs_group_is_stopped_before_its_descendants_are_looked_up(
+def test_the_childs_group_is_killed_before_what_it_started_outside_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # A child that ran on while its descendants were looked up and killed started (or
-    # restarted, as a bridge that lost its server does) what the last look did not see.
+    # A bridge that saw its server die before it was killed itself started it again, and what
+    # it started after the look was never found.
     transport = _child(DETACHES_A_TREE, timeout_s=60)
-    stopped_first: list[bool] = []
+    order: list[str] = []
     try:
         transport.call("describe", {})
         child = transport._child
         assert child is not None
-        looked = strays.descendants
+        kill_group, send = child._kill_group, signal.pidfd_send_signal
 
-        def look(root: int) -> dict[int, int]:
-            if not stopped_first:
-                stopped = threading.Event()
+        def group() -> None:
+            order.append("group")
+            kill_group()
 
-                def until_stopped() -> None:
-                    with contextlib.suppress(ChildProcessError):  # reaped: it never stopped
-                        os.waitid(os.P_PID, root, os.WSTOPPED | os.WNOWAIT)
-                        stopped.set()
+        def one(handle: int, signum: int) -> None:
+            order.append(f"one with {signum}")
+            send(handle, signum)
 
-                threading.Thread(target=until_stopped, daemon=True).start()
-                stopped_first.append(stopped.wait(60))  # a bound against a hang only
-            return looked(root)
-
-        monkeypatch.setattr(strays, "descendants", look)
+        monkeypatch.setattr(child, "_kill_group", group)
+        monkeypatch.setattr(signal, "pidfd_send_signal", one)
         child.stop()
     finally:
         monkeypatch.undo()
         transport.close()
-    assert stopped_first == [True]
+    # Each detached process leads a group of its own: checked (0) before that is killed.
+    assert order == ["group", *[f"one with {signum}" for signum in (0, signal.SIGKILL)] * 2]
+
+
+RESTARTS_ITS_SERVER = """
+import json, subprocess, sys
+request = json.loads(sys.stdin.readline())
+with open(sys.argv[1], "a") as started:
+    for n in range(100):  # a bridge that starts its server again whenever it ends
+        server = subprocess.Popen(["sleep", "3600"], start_new_session=True,
+                                  stdin=subprocess.DEVNULL)
+        started.write(f"{server.pid}\\n")
+        started.flush()
+        if n == 0:
+            print(json.dumps({"id": request["id"], "result": {}}), flush=True)
+        server.wait()
+"""
+
+
+@pytest.mark.skipif(not strays.supported(), reason="finds what a child started via /proc (Linux)")
+def test_a_bridge_that_restarts_its_server_leaves_none_running(tmp_path: Path) -> None:
+    started = tmp_path / "started"
+    command = [sys.executable, "-c", RESTARTS_ITS_SERVER, str(started)]
+    transport = Stdio(command, label="test child", env=ENV, timeout_s=60)
+    try:
+        transport.call("describe", {})
+    finally:
+        transport.close()
+    pids = [int(line) for line in started.read_text().split()]
+    assert pids
+    assert [process_ends(pid) for pid in pids] == [True] * len(pids)
 
 
 ORPHANS_IN_ITS_GROUP = """
@@ -927,9 +951,8 @@ def test_a_harness_stopped_by_a_thread_the_exit_cut_off_is_stopped_by_close(
 
 
 SPARED: Final = {
-    "stopping the group": [0, 1],  # interrupted before anything outside it was looked up
-    "looking again": [],
-    "opening a pidfd": [1],  # the second found: not yet opened, so not yet killed
+    "looking": [0, 1],  # interrupted before anything outside the group was found
+    "opening a pidfd": [1],  # the second found: not yet held, so not killed
     "killing the group": [],
 }
 """Which of a ``DETACHES_A_TREE`` child's two detached descendants a stop cut short where it
@@ -941,8 +964,8 @@ was interrupted has not reached (by their place in its answer)."""
 def test_a_stop_cut_short_still_kills_the_child_and_what_it_reached(
     where: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A Ctrl-C inside the stop: the child's group is never left stopped, and every descendant
-    # the stop had found and opened is killed on the way out.
+    # A Ctrl-C inside the stop: the child's group is killed on the way out, and every
+    # descendant the stop had found and held.
     transport = _child(DETACHES_A_TREE, timeout_s=60)
     held: list[int] = []
     try:
@@ -951,14 +974,11 @@ def test_a_stop_cut_short_still_kills_the_child_and_what_it_reached(
         held.extend(os.pidfd_open(int(pid)) for pid in pids)
         child = transport._child
         assert child is not None
-        looked, opened, signalled = strays.descendants, strays._handle, os.killpg
+        opened, signalled = strays._handle, os.killpg
         calls: list[int] = []
 
         def interrupted_look(root: int) -> dict[int, int]:
-            calls.append(root)
-            if len(calls) == 2:
-                raise KeyboardInterrupt
-            return looked(root)
+            raise KeyboardInterrupt
 
         def interrupted_open(pid: int, start: int) -> tuple[int, int] | None:
             calls.append(pid)
@@ -968,12 +988,10 @@ def test_a_stop_cut_short_still_kills_the_child_and_what_it_reached(
 
         def interrupted_signal(pgid: int, signum: int) -> None:
             signalled(pgid, signum)  # sent, and the interrupt comes right after
-            if pgid == child.process.pid and signum == (
-                signal.SIGSTOP if where == "stopping the group" else signal.SIGKILL
-            ):
+            if pgid == child.process.pid:
                 raise KeyboardInterrupt
 
-        if where == "looking again":
+        if where == "looking":
             monkeypatch.setattr(strays, "descendants", interrupted_look)
         elif where == "opening a pidfd":
             monkeypatch.setattr(strays, "_handle", interrupted_open)
@@ -982,7 +1000,7 @@ def test_a_stop_cut_short_still_kills_the_child_and_what_it_reached(
         with pytest.raises(KeyboardInterrupt):
             child.reap()
         monkeypatch.undo()
-        assert child.process.wait(timeout=60) == -signal.SIGKILL  # never left stopped
+        assert child.process.wait(timeout=60) == -signal.SIGKILL
         for place in SPARED[where]:
             assert _state(int(pids[place])) not in ("", "T")  # running on, as before
             signal.pidfd_send_signal(held[place], signal.SIGKILL)  # (the test's clean-up)
@@ -1023,17 +1041,17 @@ def _state(pid: int) -> str:
 
 @pytest.mark.skipif(not strays.supported(), reason="finds what a child started via /proc (Linux)")
 def test_a_suite_killed_while_stopping_its_harness_leaves_nothing_stopped() -> None:
-    # A stop begins by stopping the child's group (SIGSTOP). A suite killed before the SIGKILL
-    # that follows once left the harness stopped for good; in the suite's session, its group is
-    # orphaned by the suite's death, and the kernel continues it (SIGHUP, SIGCONT).
+    # A stop once began by stopping the child's group (SIGSTOP): a suite killed before the
+    # SIGKILL that followed left the harness stopped for good, where one left running sees its
+    # stdin end and exits.
     suite = subprocess.run([sys.executable, "-c", KILLED_WHILE_STOPPING, DETACHES_A_TREE],
                            check=False, capture_output=True, text=True, env=ENV,
                            timeout=120)  # fmt: skip
-    assert suite.returncode == -signal.SIGKILL, suite.stderr[-2000:]
     child, *detached = (int(pid) for pid in suite.stdout.split())
     held: list[int] = []  # nobody is left to kill them but the test
     try:
         held.extend(os.pidfd_open(pid) for pid in detached)
+        assert suite.returncode == -signal.SIGKILL, suite.stderr[-2000:]
         states = [_state(pid) for pid in (child, *detached)]
         ended = process_ends(child)  # its stdin ended with the suite (one stopped is killed)
         assert "T" not in states
@@ -1063,7 +1081,7 @@ import subprocess, sys
 from conformance.harness import strays
 child = subprocess.Popen(["sleep", "60"], start_new_session=True)  # pid 2: the harness child
 other = subprocess.Popen(["sleep", "60"], start_new_session=True)  # pid 3: started by the suite
-strays.kill_descendants(child.pid)
+strays.kill_tree(child.pid, lambda: None)
 print(other.poll(), flush=True)
 child.kill()
 other.kill()
@@ -1114,8 +1132,10 @@ def test_strays_are_looked_for_only_with_this_namespaces_proc_and_a_working_pidf
         return {}
 
     monkeypatch.setattr(strays, "descendants", descendants)
-    strays.kill_descendants(os.getppid())
+    group_killed: list[bool] = []
+    strays.kill_tree(os.getppid(), lambda: group_killed.append(True))
     assert looked == []  # not even looked for
+    assert group_killed == [True]  # the group, as everywhere else
 
 
 def test_a_child_that_exited_before_its_request_is_named_by_its_exit() -> None:

@@ -37,7 +37,7 @@ from conformance.display import show, values
 from conformance.encoding import json_text
 from conformance.harness.batch import MAX_BATCH, Unresolved, rebase
 from conformance.harness.contract import Json, JsonObject
-from conformance.harness.strays import kill_descendants
+from conformance.harness.strays import kill_tree
 from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
 from conformance.rules import cite
 from conformance.secrets import clean_cut, scrub
@@ -151,9 +151,7 @@ class _Child:
             stderr=subprocess.PIPE,
             cwd=transport.cwd,
             env=transport.env,
-            # A group of its own, so stopping it also stops what it started; in the suite's
-            # session, so the kernel continues it if the suite dies while it is stopped.
-            process_group=0,
+            start_new_session=True,  # so stopping it also stops what it started
         )
         self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self._caught_up = threading.Condition()
@@ -232,15 +230,9 @@ class _Child:
         """
         with self._reap_lock:
             if self.process.returncode is None:
-                # Found while the tree still hangs from the child: what it started in a
-                # session of its own (an MCP server) is not in its group (``strays``). The
-                # group is stopped first, so the child starts nothing after the last look.
-                try:
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.killpg(self.process.pid, signal.SIGSTOP)
-                    kill_descendants(self.process.pid)
-                finally:  # also when cut short (Ctrl-C): it is not left stopped
-                    self._kill_group()
+                # What it started in a session of its own (an MCP server) is not in its
+                # group: found while the tree still hangs from the child (``strays``).
+                kill_tree(self.process.pid, self._kill_group)
             return self.process.wait()
 
     def _kill_group(self) -> None:

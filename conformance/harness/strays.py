@@ -1,20 +1,21 @@
-"""What a harness child started outside its process group, found and killed before it (Linux).
+"""What a harness child started outside its process group, found and killed with it (Linux).
 
 The suite stops a child by killing its process group, which ends everything the child started
 in that group. A process it started in a session of its own is not in the group: the MCP SDK
 starts every server that way, and a server stuck in a tool call (a FIFO opened for reading)
-outlived the run, blocked for good, after the bridge above it was killed. So the stop first
-stops the child's group (``SIGSTOP``: it starts nothing more, and restarts no server it loses),
-then looks up the child's descendants by their parent links in ``/proc`` and kills each at
-once, with the process group it leads (so what it forks meanwhile into its group dies too),
-looks again until a look finds none that is new, and kills the child's group last.
+outlived the run, blocked for good, after the bridge above it was killed. So before the group
+is killed, the child's descendants are looked up by their parent links in ``/proc`` (which the
+child's death would cut) and each is held by a pidfd; then the group is killed, first, so the
+child starts nothing more and restarts no server it sees die; then each held process is killed,
+parents before children, with the process group it leads, so what it forked meanwhile into its
+group dies too.
 
-Only the child's group is ever stopped, never what is found outside it: the child's group
-shares the suite's session, so if the suite dies while it is stopped the kernel continues it
-(an orphaned process group with a stopped member gets ``SIGHUP`` and ``SIGCONT``), where a
-process stopped in a session of its own would stay stopped for good. What that gives up: a
-process that something found outside the group starts in a session of its own, in the moment
-between being looked up and killed, is handed to the system's reaper and outlives the run.
+Nothing is ever stopped (``SIGSTOP``) to hold the tree still: a process stopped in a session of
+its own stays stopped for good if the suite dies before the kill that was to follow, and even a
+group in the suite's session, which the kernel continues when the suite's death orphans it, is
+not continued if it stopped only after that death. What that gives up: a process started in a
+session of its own in the moment between the look and the kill, by the child or by one of the
+processes found, is not found, and outlives the run.
 
 Each is signalled through a pidfd opened while it was still the process that was found (same
 start time), so a pid that was freed and given to another program meanwhile is never signalled.
@@ -29,12 +30,10 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+from collections.abc import Callable
 from typing import Final
 
 _PROC: Final = "/proc"
-ROUNDS: Final = 8
-"""How many times the tree is looked up again for what was started while the last round's
-were being killed (what a tree that still grows after that starts is not looked for)."""
 
 
 def supported() -> bool:
@@ -109,25 +108,21 @@ def _handle(pid: int, start: int) -> tuple[int, int] | None:
     return handle, found[1]
 
 
-def kill_descendants(root: int) -> None:
-    """Kill every process below ``root`` by parent links (and each group one of them leads),
-    looked up again until none is new; ``root``'s own group is left to its caller."""
-    if not supported():
-        return
-    killed: set[tuple[int, int]] = set()  # (pid, start time): a zombie stays listed till reaped
-    for _ in range(ROUNDS):
-        new = [(p, s) for p, s in descendants(root).items() if (p, s) not in killed]
-        if not new:
-            return
-        killed.update(new)
-        held: list[tuple[int, int, int]] = []
-        try:
-            # Every pidfd is opened before any is killed, while each names what was found.
-            for pid, start in new:
+def kill_tree(root: int, kill_group: Callable[[], None]) -> None:
+    """Kill ``root``'s process group (``kill_group``), and every process below ``root`` by
+    parent links, looked up before (each with the process group it leads)."""
+    held: list[tuple[int, int, int]] = []
+    try:
+        if supported():
+            # Parents come before their children, and are killed first.
+            for pid, start in descendants(root).items():
                 found = _handle(pid, start)
                 if found is not None:
                     held.append((pid, *found))
-        finally:  # also when cut short (Ctrl-C): what was opened is killed
+    finally:  # also when cut short (Ctrl-C): the group is killed, and what was held
+        try:
+            kill_group()
+        finally:
             for pid, handle, group in held:
                 if group == pid != root:
                     _kill_group_led_by(handle, group)
