@@ -8,14 +8,16 @@ is killed, the child's descendants are looked up by their parent links in ``/pro
 child's death would cut) and each is held by a pidfd; then the group is killed, first, so the
 child starts nothing more and restarts no server it sees die; then each held process is killed,
 parents before children, with the process group it leads, so what it forked meanwhile into its
-group dies too.
+group dies too (while it is there to hold the group's number).
 
 Nothing is ever stopped (``SIGSTOP``) to hold the tree still: a process stopped in a session of
 its own stays stopped for good if the suite dies before the kill that was to follow, and even a
 group in the suite's session, which the kernel continues when the suite's death orphans it, is
 not continued if it stopped only after that death. What that gives up: a process started in a
-session of its own in the moment between the look and the kill, by the child or by one of the
-processes found, is not found, and outlives the run.
+session of its own in the moment between the look and its starter's kill is not found, and
+outlives the run; so does one forked into the group of a process found that exits before its
+kill (a group is killed only while its leader holds its number). The child's death is that
+moment's cue: each server found sees its stdin end just before its own kill.
 
 Each is signalled through a pidfd opened while it was still the process that was found (same
 start time), so a pid that was freed and given to another program meanwhile is never signalled.
