@@ -1081,6 +1081,20 @@ def test_a_pid_is_signalled_only_while_it_names_the_process_that_was_found() -> 
     assert strays._handle(os.getpid(), found[os.getpid()] + 1) is None
 
 
+@pytest.mark.skipif(not strays.supported(), reason="finds what a child started via /proc (Linux)")
+def test_a_pidfd_opened_when_an_interrupt_lands_is_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The interrupt comes after the pidfd is open and before the stop holds it.
+    def interrupted(pid: str) -> tuple[int, int, int] | None:
+        raise KeyboardInterrupt
+
+    found = strays.descendants(os.getppid())
+    before = sorted(os.listdir("/proc/self/fd"))
+    monkeypatch.setattr(strays, "_stat", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        strays._handle(os.getpid(), found[os.getpid()])
+    assert sorted(os.listdir("/proc/self/fd")) == before
+
+
 IN_ANOTHER_PID_NAMESPACE = """
 import subprocess, sys
 from conformance.harness import strays

@@ -103,7 +103,11 @@ def _handle(pid: int, start: int) -> tuple[int, int] | None:
         handle = os.pidfd_open(pid)
     except OSError:
         return None
-    found = _stat(str(pid))
+    try:
+        found = _stat(str(pid))
+    except BaseException:  # cut short (Ctrl-C) before the caller holds it: nobody would close it
+        os.close(handle)
+        raise
     if found is None or found[2] != start:  # freed and reused before the pidfd was opened
         os.close(handle)
         return None
