@@ -172,3 +172,17 @@ def test_one_case_that_does_not_apply_is_counted_in_the_singular() -> None:
     report.add("TAX-001", "not-applicable", "not applicable: needs the taxonomy capability", None)
     assert "    1 case: needs the taxonomy capability" in lines(report)
     assert "- 1 case: needs the taxonomy capability" in markdown_report.render(report)
+
+
+def test_a_skipped_case_is_counted_and_explained_in_the_markdown_summary() -> None:
+    """The summary's table had no skip column and named no skip: a case skipped here (one
+    that cannot be judged as root) was in no count and no list of it."""
+    report = Report(suite={"name": "harness-conformance", "version": "9"}, spec="2.0.0")
+    report.add("PRV-012", "skipped", "file permissions are not enforced here (root)", None)
+    report.add("PRV-001", "passed", None, None)
+    summary = markdown_report.render(report)
+    assert "| area | passed | failed | expected | n/a | skip | not run |" in summary
+    assert "| provider messages | 1 | 0 | 0 | 0 | 1 | 0 |" in summary
+    assert (
+        "### Skipped\n\n- **PRV-012**: file permissions are not enforced here (root)\n" in summary
+    )

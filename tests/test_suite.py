@@ -562,8 +562,8 @@ def test_the_markdown_summary(tmp_path: Path) -> None:
     text = path.read_text()
     assert text.startswith("## Harness conformance: reference 0.1.0 — FAILED\n")
     assert "level: **behaviour + wording**" in text
-    assert "| guards | 1 | 0 | 0 | 0 | 0 | 1/1 | 1/1 |" in text
-    assert "| publication | 0 | 1 | 0 | 0 | 0 | 0/1 | 0/0 |" in text
+    assert "| guards | 1 | 0 | 0 | 0 | 0 | 0 | 1/1 | 1/1 |" in text
+    assert "| publication | 0 | 1 | 0 | 0 | 0 | 0 | 0/1 | 0/0 |" in text
     assert "- **PUB-001** (`fs.publish.atomic`)" in text
     assert """  - write of "a.txt" accepted, but "b.txt" overwritten""" in text
 

@@ -45,8 +45,8 @@ def render(report: Report) -> str:
             out.append(f"{number}. {_escape(cause.words)} — {rule} — {', '.join(cause.cases)}")
     out += [
         "",
-        "| area | passed | failed | expected | n/a | not run | behaviour | wording |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| area | passed | failed | expected | n/a | skip | not run | behaviour | wording |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     by_area: dict[str, list[CaseResult]] = {}
     for result in report.cases.values():
@@ -65,7 +65,8 @@ def render(report: Report) -> str:
         out.append(
             f"| {area} | {counts['passed']} | {counts['failed']} | "
             f"{expected_column(counts, 'expected-fail')} | "
-            f"{counts['not-applicable']} | {counts['not-run']} | {behaviour} | {wording} |"
+            f"{counts['not-applicable']} | {counts['skipped']} | {counts['not-run']} | "
+            f"{behaviour} | {wording} |"
         )
     failed = [r for r in report.ordered() if r.outcome == "failed"]
     if failed:
@@ -115,6 +116,11 @@ def render(report: Report) -> str:
             f"- {n} {plural('case', n)}: {_escape(why)}"
             for why, n in sorted(not_applicable.items())
         ]
+    skipped = [r for r in report.ordered() if r.outcome == "skipped"]
+    if skipped:  # the table counts them; a reader should not have to find why elsewhere
+        out += ["", "### Skipped", ""]
+        out += [f"- **{r.id}**: {_escape((r.message or 'skipped').splitlines()[0])}"
+                for r in skipped]  # fmt: skip
     out += ["", f"Duration: {report.duration_s:.2f} s.", ""]
     return "\n".join(out)
 
