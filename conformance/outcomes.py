@@ -25,7 +25,9 @@ NOT_APPLICABLE: Final = "not applicable: "
 NOT_RUN: Final = "not run: "
 DATA: Final = "conformance-data"
 KNOWN: Final = "known failure: "
-"""How an expected failure's reason starts in pytest's report and in JUnit."""
+"""How a listed failure's reason starts in pytest's report and in JUnit."""
+NEW_CASE: Final = "new since the baseline: "
+"""How the reason of a failure the baseline predates starts: expected, but not known to it."""
 
 
 def mark_known(
@@ -52,8 +54,11 @@ def mark_known(
         verdicts = data.get("verdicts") or []
         first = verdicts[0]["verdict"] if verdicts else _first_line(report)
         report.outcome = "skipped"
-        where = "new since the baseline" if decision.status == "new" else "in the baseline"
-        report.wasxfail = f"{KNOWN}{case_id} ({where}): {first.splitlines()[0]}"
+        if decision.status == "new":
+            why = f"{NEW_CASE}{case_id} (fails the run with --conformance-baseline-strict)"
+        else:
+            why = f"{KNOWN}{case_id} (in the baseline)"
+        report.wasxfail = f"{why}: {first.splitlines()[0]}"
         data["outcome"] = "expected-fail"
     if decision.status == "stale":
         advice = decision.advice(case_id)
