@@ -165,6 +165,9 @@ def run(args: Sequence[str], *, settings_here: bool = True) -> int:
                 f"--format {listing!r} does not exist; choose one of {known}"
             )
         extra += ["--conformance-list-format", listing]
+    elif any(a == "--format" or a.startswith("--format=") for a in args):
+        # pytest would call it unrecognized, though the help lists it
+        raise settings.SettingsError("--format goes with --conformance-list-cases")
     for junit in _values(args, ("--junitxml", "--junit-xml")):  # pytest's, checked at its end
         problem = output_problem(junit)
         if problem is not None:

@@ -164,6 +164,8 @@ class _State:
         self.deselected = False
         self.refused_selection = False
         """The selection was refused (an unknown case named): nothing is listed or run."""
+        self.listed = 0
+        """How many cases ``--conformance-list-cases`` printed."""
         self.clock: Callable[[], float] = time.monotonic
         """The run's clock (the project's tests drive a fake one to pass a deadline)."""
         self.started = self.clock()
@@ -671,7 +673,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     add("--conformance-list-cases", action="store_true",
         help="print the cases selected (-k, --conformance-case) to stdout instead of running "
-             "them")  # fmt: skip
+             "them (exit status 5 when none is selected, as for a run)")  # fmt: skip
     add("--conformance-list-format", choices=LIST_FORMATS, default="markdown",
         help="with --conformance-list-cases: a Markdown table or JSON (python -m conformance "
              "takes --format)")  # fmt: skip
@@ -1074,6 +1076,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         out = sys.__stdout__ or sys.stdout
         out.write(case_listing(listed, config.getoption("conformance_list_format")))
         out.flush()
+        state.listed = len(listed)
         config.hook.pytest_deselected(items=list(session.items))
         session.items[:] = []
         return
@@ -1431,7 +1434,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     state = config.stash[STATE]
     if config.getoption("conformance_list_cases") and state.case_items:
-        session.exitstatus = pytest.ExitCode.OK  # listing ran no test on purpose
+        # Listing runs no test on purpose; a selection that lists none is pytest's 5, as a run
+        # of it would be, so a script can tell an empty list from a table.
+        empty = not state.listed and not state.refused_selection  # a refusal has said why
+        session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED if empty else pytest.ExitCode.OK
         return
     if config.option.collectonly:
         return  # nothing ran, nothing to judge: pytest's listing and status stand
