@@ -9,7 +9,8 @@ script produces, durations aside.
 * ``failure`` — the failed-case line of a harness that writes in place
   (``tests.fixtures.non_atomic``);
 * ``causes`` — the root-cause summary of a harness with two defects in ``edit``
-  (``tests.fixtures.edit_two_defects``), each case list cut after three IDs;
+  (``tests.fixtures.edit_two_defects``), each case list cut after three IDs (``[… N more]``:
+  the run prints them all);
 * ``matrix`` — the terminal summary (``matrix --format text``) of three committed behaviour
   reports of ``docs/peers/``, its rows per area left out.
 """
@@ -80,7 +81,7 @@ def _cut(line: str) -> str:
     ids = listed.split(", ")
     if not sep or len(ids) <= SHOWN_CASES:
         return line
-    return f"{head} — {', '.join(ids[:SHOWN_CASES])}, … ({len(ids)} cases)"
+    return f"{head} — {', '.join(ids[:SHOWN_CASES])} [… {len(ids) - SHOWN_CASES} more]"
 
 
 def samples() -> dict[str, str]:
