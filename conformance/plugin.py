@@ -76,7 +76,7 @@ from conformance.harness.stdio import (
 from conformance.harness.transport import HarnessCallError, HarnessDead, Transport
 from conformance.harvest import NoHarvest
 from conformance.outcomes import DATA, NOT_APPLICABLE, NOT_RUN, Recorder, mark_known
-from conformance.report import AREAS, Report, area_of, output_problem, sort_key, terminal
+from conformance.report import AREAS, Report, area_of, output_problem, plural, sort_key, terminal
 from conformance.report import markdown as markdown_report
 from conformance.rules import rule_book, spec_version
 from conformance.secrets import (
@@ -1508,6 +1508,9 @@ def pytest_terminal_summary(
     if exitstatus == pytest.ExitCode.USAGE_ERROR:
         return
     if config.getoption("conformance_list_cases"):
+        if state.case_items and not state.refused_selection:  # pytest's line calls them deselected
+            listed = f"{state.listed} {plural('case', state.listed)}"
+            terminalreporter.write_line(f"listed {listed}; none was run")
         return
     if config.option.collectonly:
         return

@@ -186,6 +186,7 @@ def test_the_case_list_goes_to_stdout_alone_and_honours_the_selection(tmp_path: 
     lines = done.stdout.splitlines()
     assert lines[:2] == ["| ID | area | rules | the harness must… |", "|---|---|---|---|"]
     assert {line.split(" | ")[0] for line in lines[2:]} == {f"| DEL-00{n}" for n in range(1, 8)}
+    assert "listed 7 cases; none was run\n" in done.stderr  # beside pytest's "251 deselected"
     as_json = cli("--conformance-list-cases", "--format", "json", "--conformance-case", "RD-001",
                   cwd=tmp_path)  # fmt: skip
     assert as_json.returncode == 0, as_json.stderr
