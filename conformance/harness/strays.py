@@ -106,6 +106,8 @@ def _handle(pid: int, start: int) -> tuple[int, int] | None:
     try:
         found = _stat(str(pid))
     except BaseException:  # cut short (Ctrl-C) before the caller holds it: nobody would close it
+        # (One landing as pidfd_open returns still loses it; the run is ending, and its exit
+        # closes it. Blocking the signal here would not help: another thread can take it.)
         os.close(handle)
         raise
     if found is None or found[2] != start:  # freed and reused before the pidfd was opened
