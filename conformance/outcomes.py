@@ -26,7 +26,7 @@ NOT_RUN: Final = "not run: "
 DATA: Final = "conformance-data"
 KNOWN: Final = "known failure: "
 """How a listed failure's reason starts in pytest's report and in JUnit."""
-NEW_CASE: Final = "new since the baseline: "
+NEW_CASE: Final = "case new since the baseline: "
 """How the reason of a failure the baseline predates starts: expected, but not known to it."""
 
 
@@ -55,10 +55,11 @@ def mark_known(
         first = verdicts[0]["verdict"] if verdicts else _first_line(report)
         report.outcome = "skipped"
         if decision.status == "new":
-            why = f"{NEW_CASE}{case_id} (fails the run with --conformance-baseline-strict)"
+            why = f"{NEW_CASE}{case_id} (expected unless --conformance-baseline-strict)"
         else:
             why = f"{KNOWN}{case_id} (in the baseline)"
-        report.wasxfail = f"{why}: {first.splitlines()[0]}"
+        data["failure"] = first.splitlines()[0]  # the case's message: not the reason above
+        report.wasxfail = f"{why}: {data['failure']}"
         data["outcome"] = "expected-fail"
     if decision.status == "stale":
         advice = decision.advice(case_id)
@@ -106,6 +107,8 @@ class Recorder:
             outcome = str(data["outcome"])  # pytest's word was set by the baseline
         if outcome in ("failed", "expected-fail", "recommended-fail") and verdicts:
             message = verdicts[0]["verdict"]  # the first violation, disk first, is the one line
+        elif outcome == "expected-fail" and data and data.get("failure"):
+            message = str(data["failure"])  # a baseline's reason would reach the next baseline
         elif data and data.get("advice") and outcome == "passed":
             message = None
         self.report.add(str(case_id), outcome, message, data)

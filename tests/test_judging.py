@@ -386,6 +386,31 @@ def test_a_case_stale_at_one_level_and_failing_at_another_is_told_both(tmp_path:
     assert f"  {said}" in lines(report)
 
 
+def test_a_baselined_failure_without_a_verdict_keeps_its_own_words(tmp_path: Path) -> None:
+    # A failure judged by no rule (a call that timed out) took the xfail reason as its
+    # message, and a baseline made from that run quoted the reason as the case's failure.
+    from conformance.baseline import Baseline, make_baseline
+    from conformance.outcomes import DATA, Recorder, mark_known
+    from conformance.report import Report
+
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps({"format": 1, "failures": {"PUB-001": {"behaviour": "x"}},
+                                "cases": ["PUB-001"]}))  # fmt: skip
+    timed_out = "HarnessCallError: write timed out after 5 s"
+    phase = pytest.TestReport("n", ("f.py", 1, "t"), {}, "failed", timed_out, "call")
+    data: dict[str, object] = {"levels": {"behaviour": "failed"}}
+    mark_known(phase, "PUB-001", data, Baseline.load(str(path)), False)
+    assert phase.wasxfail == f"known failure: PUB-001 (in the baseline): {timed_out}"
+    phase.user_properties = [("case_id", "PUB-001"), (DATA, data)]
+    report = Report(suite={"name": "harness-conformance", "version": "0"}, spec="2")
+    Recorder(report, worker=False).pytest_runtest_logreport(phase)
+    assert (report.cases["PUB-001"].outcome, report.cases["PUB-001"].message) == (
+        "expected-fail",
+        timed_out,
+    )
+    assert make_baseline(report.to_json())["failures"] == {"PUB-001": {"behaviour": timed_out}}
+
+
 def test_a_recommended_case_stale_at_one_level_fails_in_pytests_words_too(
     tmp_path: Path,
 ) -> None:
@@ -452,7 +477,7 @@ def test_cases_new_since_the_baseline_do_not_fail_the_run(
     assert lenient.returncode == 0, lenient.stdout[-2000:]
     assert case_of(report(path), "PUB-001")["baseline"] == "new"
     # Expected, but not a failure the baseline knows: its reason said "known failure" once.
-    said = "new since the baseline: PUB-001 (fails the run with --conformance-baseline-strict): "
+    said = "case new since the baseline: PUB-001 (expected unless --conformance-baseline-strict): "
     assert said in lenient.stdout
     assert "known failure: PUB-001" not in lenient.stdout
     strict = run_suite(*args, "--conformance-baseline-strict", cwd=tmp_path)
