@@ -157,17 +157,14 @@ def run(args: Sequence[str], *, settings_here: bool = True) -> int:
     if found.module_path is not None:
         _importable_from(found.module_path)
     extra = found.args()
-    if "--conformance-list-cases" in args:
-        listing = _take_value(args, "--format") or "markdown"
+    listing = _take_value(args, "--format")  # without a listing, the plugin refuses it
+    if listing is not None:
         if listing not in settings.LIST_FORMATS:
             known = ", ".join(settings.LIST_FORMATS)
             raise settings.SettingsError(
                 f"--format {listing!r} does not exist; choose one of {known}"
             )
         extra += ["--conformance-list-format", listing]
-    elif any(a == "--format" or a.startswith("--format=") for a in args):
-        # pytest would call it unrecognized, though the help lists it
-        raise settings.SettingsError("--format goes with --conformance-list-cases")
     for junit in _values(args, ("--junitxml", "--junit-xml")):  # pytest's, checked at its end
         problem = output_problem(junit)
         if problem is not None:

@@ -233,6 +233,11 @@ class _State:
             if value is not None and value <= 0:
                 raise pytest.UsageError(f"--{name.replace('_', '-')} must be positive, got {value}")
         self.deadline_s = config.getoption("conformance_deadline")
+        listing = config.getoption("conformance_list_cases")
+        if config.getoption("conformance_list_format") is not None and not listing:
+            raise pytest.UsageError(  # else pytest would call --format unrecognized, or ignore it
+                "--format (--conformance-list-format) goes with --conformance-list-cases"
+            )
         jobs = config.getini("conformance_jobs")
         if jobs and jobs not in parallel.JOBS_CHOICES:
             raise pytest.UsageError(f"jobs {jobs!r} does not exist; choose auto or 1")
@@ -674,9 +679,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--conformance-list-cases", action="store_true",
         help="print the cases selected (-k, --conformance-case) to stdout instead of running "
              "them (exit status 5 when none is selected, as for a run)")  # fmt: skip
-    add("--conformance-list-format", choices=LIST_FORMATS, default="markdown",
-        help="with --conformance-list-cases: a Markdown table or JSON (python -m conformance "
-             "takes --format)")  # fmt: skip
+    add("--conformance-list-format", choices=LIST_FORMATS, default=None,
+        help="with --conformance-list-cases: a Markdown table (the default) or JSON (python -m "
+             "conformance takes --format)")  # fmt: skip
     parser.addini("conformance_harness", "harness under test (as --harness)", default="")
     parser.addini("conformance_harness_cmd", "harness command (as --harness-cmd)", default="")
     parser.addini("conformance_level", "as --conformance-level", default="")
@@ -1074,7 +1079,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         # The process's own stdout: ``python -m conformance`` sends pytest's lines to stderr
         # while it lists, so the listing can be redirected into a file alone.
         out = sys.__stdout__ or sys.stdout
-        out.write(case_listing(listed, config.getoption("conformance_list_format")))
+        out.write(case_listing(listed, config.getoption("conformance_list_format") or "markdown"))
         out.flush()
         state.listed = len(listed)
         config.hook.pytest_deselected(items=list(session.items))
@@ -1435,9 +1440,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = config.stash[STATE]
     if config.getoption("conformance_list_cases") and state.case_items:
         # Listing runs no test on purpose; a selection that lists none is pytest's 5, as a run
-        # of it would be, so a script can tell an empty list from a table.
-        empty = not state.listed and not state.refused_selection  # a refusal has said why
-        session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED if empty else pytest.ExitCode.OK
+        # of it would be, so a script can tell an empty list from a table. An interruption or
+        # an error keeps its own status.
+        if _listed(exitstatus):
+            empty = not state.listed and not state.refused_selection  # a refusal has said why
+            session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED if empty else pytest.ExitCode.OK
         return
     if config.option.collectonly:
         return  # nothing ran, nothing to judge: pytest's listing and status stand
@@ -1500,6 +1507,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = ours
 
 
+def _listed(exitstatus: int) -> bool:
+    """Whether a ``--conformance-list-cases`` session ended as a listing does (not cut short)."""
+    return exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
+
+
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
 ) -> None:
@@ -1508,8 +1520,8 @@ def pytest_terminal_summary(
     if exitstatus == pytest.ExitCode.USAGE_ERROR:
         return
     if config.getoption("conformance_list_cases"):
-        if state.case_items and not state.refused_selection:  # pytest's line calls them deselected
-            listed = f"{state.listed} {plural('case', state.listed)}"
+        if state.case_items and not state.refused_selection and _listed(exitstatus):
+            listed = f"{state.listed} {plural('case', state.listed)}"  # pytest: "deselected"
             terminalreporter.write_line(f"listed {listed}; none was run")
         return
     if config.option.collectonly:

@@ -168,6 +168,8 @@ def test_a_bad_option_is_one_line_and_nothing_else(
          "unrecognized arguments: --frobnicate; python -m conformance --help lists the options"),
         (["--conformance-level", "sloppy"],
          "--conformance-level 'sloppy' does not exist; choose one of all, behaviour"),
+        (["--format", "json"],  # the case list's format, taken for the report's
+         "--format (--conformance-list-format) goes with --conformance-list-cases"),
     ],
 )  # fmt: skip
 def test_bad_input_replaces_an_earlier_runs_reports_with_its_reason(
