@@ -126,15 +126,29 @@ def test_codes_on_results_are_judged_without_the_taxonomy_methods(tmp_path: Path
 
 def test_each_pause_point_is_declared_on_its_own(tmp_path: Path) -> None:
     found = _run(tmp_path, "--harness", fixture("grain:StagedOnly"), "-k", "PUB")
-    assert (found["PUB-002"], found["PUB-003"]) == ("passed", "passed")
+    assert (found["PUB-002"], found["PUB-003"], found["PUB-005"]) == ("passed",) * 3
     assert found["PUB-004"] == "not-applicable"
     assert _messages(tmp_path)["PUB-004"] == "not applicable: needs pausePoints checked"
 
 
-@pytest.mark.parametrize("harness", ["grain:WaitingNeverReached", "grain:PausesOfTwoZeroZero"])
+def test_a_harness_without_the_staged_point_is_never_asked_for_it(tmp_path: Path) -> None:
+    # It refuses to arm a point it does not offer: a case arming it anyway would fail it.
+    found = _run(tmp_path, "--harness", fixture("grain:CheckedOnly"), "-k", "PUB")
+    staged = {"PUB-002", "PUB-003", "PUB-005"}
+    assert {found[c] for c in staged} == {"not-applicable"}, found
+    messages = _messages(tmp_path)
+    assert {messages[c] for c in staged} == {"not applicable: needs pausePoints staged"}
+    assert found["PUB-004"] == "passed"
+
+
+@pytest.mark.parametrize(
+    "harness",
+    ["grain:WaitingNeverReached", "grain:PausesOfTwoZeroZero", "grain:DeclaresNoOptions"],
+)
 def test_the_waiting_point_only_speeds_a_race_up(tmp_path: Path, harness: str) -> None:
     # Listed but never reached, the races wait out their bound; not listed (the default before
-    # 2.4.0), it is never armed, so a harness that refuses unknown points is not failed for it.
+    # 2.4.0), or no option declared at all, it is never armed, so a harness that refuses unknown
+    # points is not failed for it.
     found = _run(tmp_path, "--harness", fixture(harness), "-k", "GRD-025 or GRD-026")
     assert found == {"GRD-025": "passed", "GRD-026": "passed"}
 

@@ -118,7 +118,7 @@ LOOK_ALIKES = [".a.txt.tmp", "a.txt~", ".a.txt.swp", ".#a.txt", ".a.txt.01234567
 
 
 @case("PUB-005", rules=["fs.publish.temp-names"])
-@needs("pause")
+@needs("pause", options=["pausePoints:staged"])
 def test_temp_files_have_names_of_their_own(session: Session, disk: Disk, judge: Judge) -> None:
     """name temporary files so they cannot be taken for another program's"""
     # Split from PUB-011 (never touching another program's files is required of every call).

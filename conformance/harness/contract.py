@@ -86,12 +86,13 @@ OPTIONS: Final = (*LIST_OPTIONS, "valueCauses", *FLAG_OPTIONS)
 PATH_STYLES: Final = ("relative", "absolute", "any")
 ALL_OPTIONS: Final[Mapping[str, Json]] = (
     {name: list(values) for name, values in LIST_OPTIONS.items()}
-    | {"valueCauses": "harness"}
+    | {"pausePoints": list(DEFAULT_PAUSE_POINTS), "valueCauses": "harness"}
     | dict.fromkeys(FLAG_OPTIONS, True)
     | dict.fromkeys(GRANTS, False)
 )
 """What a harness that declares no options is taken to support (``tempWritable`` is a claim
-about behaviour, not support: undeclared, the temp directory is not writable)."""
+about behaviour, not support: undeclared, the temp directory is not writable; ``waiting`` is
+opt-in, as for a harness that declares options without ``pausePoints``)."""
 
 
 class ContractError(Exception):
