@@ -42,10 +42,11 @@ def tests(session: nox.Session) -> None:
     if CI and len(FOUND) < 2:
         session.error(f"CI tests on at least two of Python 3.11–3.13; found {FOUND} on PATH")
     session.install(".", *_group("test"))
-    # The tests marked `once` run the whole suite against 28 mutants and the implementer example
-    # under nox: what they judge (verdicts, root causes, an implementer's CI) is the same on every
-    # Python, and the suite's own runs on each Python are the other tests'. They run on the newest
-    # Python found, so `nox` stays within its 30 minutes; `pytest` alone runs them all.
+    # The tests marked `once` run the whole suite against each harness of tests/mutants/ and the
+    # implementer example under nox: what they judge (verdicts, root causes, an implementer's
+    # CI) is the same on every Python, and the suite's own runs on each Python are the other
+    # tests'. They run on the newest Python found, so `nox` stays within its 30 minutes;
+    # `pytest` alone runs them all.
     once = [] if session.python in (None, FOUND[-1] if FOUND else None) else ["-m", "not once"]
     session.run("python", "-m", "pytest", "-n", "2", *once, *session.posargs)
 

@@ -96,7 +96,7 @@ def plant_canary() -> str:
 
 
 def secret_values(environ: Mapping[str, str] | None = None) -> set[str]:
-    """Values of credential-like environment variables (SPEC §1.3's rule)."""
+    """Values of credential-like environment variables (SPEC §1.4's rule)."""
     env = os.environ if environ is None else environ
     return {
         value

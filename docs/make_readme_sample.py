@@ -1,9 +1,10 @@
 """Take the README's sample output from real runs, so it cannot drift from the code.
 
 Run from the checkout: ``python docs/make_readme_sample.py`` prints the samples;
-``--write`` replaces them in README.md (between ``<!-- sample:NAME -->`` and
-``<!-- /sample -->``). ``tests/test_readme.py`` checks that the README's samples are what this
-script produces, durations aside.
+``--write`` replaces them in README.md and in the pages of ``PAGES`` (between
+``<!-- sample:NAME -->`` and ``<!-- /sample -->``). ``tests/test_readme.py`` checks that the
+README's samples are what this script produces, durations aside, and that a page shows the
+README's.
 
 * ``reference`` — the summary of a default run against the reference harness;
 * ``failure`` — the failed-case line of a harness that writes in place
@@ -28,6 +29,8 @@ from typing import Final
 
 REPO: Final = Path(__file__).resolve().parent.parent
 README: Final = REPO / "README.md"
+PAGES: Final = (REPO / "docs" / "root-causes.md",)
+"""Pages of ``docs/`` that show one of the README's samples too."""
 MARK: Final = re.compile(
     r"(<!-- sample:(?P<name>[a-z]+) -->\n```\n)(?P<body>.*?)(```\n<!-- /sample -->)", re.S
 )
@@ -115,17 +118,20 @@ def normalized(text: str) -> str:
 
 
 def main() -> None:
-    """Print the samples, or write them into README.md."""
+    """Print the samples, or write them into README.md and the pages that show them."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--write", action="store_true", help="replace the samples in README.md")
+    parser.add_argument(
+        "--write", action="store_true", help="replace the samples in README.md and docs/"
+    )
     args = parser.parse_args()
     made = samples()
     if not args.write:
         for name, body in made.items():
             print(f"<!-- sample:{name} -->\n```\n{body}```\n<!-- /sample -->")
         return
-    text = README.read_text(encoding="utf-8")
-    README.write_text(MARK.sub(lambda m: m[1] + made[m["name"]] + m[4], text), encoding="utf-8")
+    for page in (README, *PAGES):
+        text = page.read_text(encoding="utf-8")
+        page.write_text(MARK.sub(lambda m: m[1] + made[m["name"]] + m[4], text), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -53,6 +53,17 @@ def test_the_readme_samples_are_what_a_real_run_prints() -> None:
         ), f"README sample {name!r} drifted: run python docs/make_readme_sample.py --write"
 
 
+def test_a_page_that_shows_a_readme_sample_shows_the_readmes() -> None:
+    samples = make_readme_sample.documented(README)
+    for page in make_readme_sample.PAGES:
+        shown = make_readme_sample.documented(page.read_text(encoding="utf-8"))
+        assert shown, f"{page.name} shows no sample"
+        for name, body in shown.items():
+            assert body == samples[name], (
+                f"{page.name}: run python docs/make_readme_sample.py --write"
+            )
+
+
 def test_the_readme_is_a_guide_that_links_its_reference_pages() -> None:
     assert len(README.encode()) < 20_000  # a guide; reference pages live in docs/
     for page in ("docs/cases.md", "docs/protocol.md", "docs/numbers.md", "LICENSE"):
