@@ -759,6 +759,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
                 signal.signal(signal.SIGINT, state.int_before)
     ConformanceSnapshots.directory = default_snapshot_dir()
     ConformanceSnapshots.partial_run = False
+    ConformanceSnapshots.uncoded = False
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

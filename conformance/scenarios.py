@@ -91,6 +91,14 @@ def options_used(scenario: JsonObject) -> list[str]:
     return list(dict.fromkeys(used))
 
 
+def path_styles(scenario: JsonObject) -> list[str] | None:
+    """The ``paths`` a harness must take for a scenario, as ``needs`` names them: ``any`` or
+    ``absolute`` when a tool call names an absolute path (a harness that takes only relative
+    paths is never sent one, SPEC §6.2), else None (any harness)."""
+    absolute = any(os.path.isabs(path) for path in map(_path, _calls(scenario)) if path)
+    return ["any", "absolute"] if absolute else None
+
+
 def spelled(scenario: JsonObject, root: str) -> JsonObject:
     """A scenario whose tool calls name each path as a harness that takes absolute paths takes
     it: the plainest absolute path, normalized (``../x`` is ``<parent>/x``). Its external steps

@@ -124,6 +124,38 @@ def test_codes_on_results_are_judged_without_the_taxonomy_methods(tmp_path: Path
     assert "carried no structured error where" in _messages(dropped)["PRV-013"]
 
 
+def test_a_loop_without_codes_is_judged_without_them(tmp_path: Path) -> None:
+    # Its results carry no codes (SPEC §6.2), so its tool/result events have no error to copy:
+    # the loop's cases and the pinned transcripts judge everything else.
+    found = _run(tmp_path, "--harness", fixture("grain:LoopWithoutCodes"), "-k", "LOOP or SCN")
+    assert found["LOOP-006"] == found["LOOP-010"] == found["LOOP-019"] == "passed"
+    assert {found[c] for c in found if c.startswith("SCN-")} == {"passed"}, found
+
+
+def test_a_loop_without_codes_is_still_held_to_the_pinned_words(tmp_path: Path) -> None:
+    path = tmp_path / "report.json"
+    done = run_suite("--harness", fixture("grain:LoopWithoutCodesOwnWords"), "-k", "SCN",
+                     "--conformance-report", str(path), cwd=REPO)  # fmt: skip
+    assert done.returncode == 1
+    found, messages = outcomes(report(path)), _messages(tmp_path)
+    failed = sorted(case for case, outcome in found.items() if outcome == "failed")
+    assert failed == ["SCN-006", "SCN-007"], found  # the two whose refusals say "not found"
+    for case in failed:
+        assert ": missing" in messages[case] or "was missing" in messages[case], messages[case]
+        assert "SPEC §5 {scenario.pinned}" in messages[case], messages[case]
+
+
+def test_a_harness_of_relative_paths_is_sent_no_absolute_one(tmp_path: Path) -> None:
+    found = _run(tmp_path, "--harness", fixture("grain:RelativeOnly"), "-k", "SCN or SBX-002")
+    absolute = {"SBX-002", "SCN-009"}  # SCN-009's script edits /nonexistent-…/escape.txt
+    assert {found[c] for c in absolute} == {"not-applicable"}, found
+    messages = _messages(tmp_path)
+    assert messages["SCN-009"] == (
+        "not applicable: needs paths any or absolute (the harness takes relative paths)"
+    )
+    assert {found[c] for c in found if c not in absolute} == {"passed"}, found
+
+
 def test_each_pause_point_is_declared_on_its_own(tmp_path: Path) -> None:
     found = _run(tmp_path, "--harness", fixture("grain:StagedOnly"), "-k", "PUB")
     assert (found["PUB-002"], found["PUB-003"], found["PUB-005"]) == ("passed",) * 3

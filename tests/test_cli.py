@@ -65,7 +65,7 @@ def test_version_names_the_suite_the_spec_and_the_protocol(tmp_path: Path) -> No
     for option in ("--version", "-V"):
         done = cli(option, cwd=tmp_path)
         assert done.returncode == 0
-        assert done.stdout == "harness-conformance 0.1.0 (SPEC.md 2.13.0, protocol 1)\n"
+        assert done.stdout == "harness-conformance 0.1.0 (SPEC.md 2.14.0, protocol 1)\n"
 
 
 def test_collect_only_lists_and_exits_zero(tmp_path: Path) -> None:

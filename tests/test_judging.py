@@ -197,7 +197,7 @@ def test_a_baseline_turns_known_failures_into_expected_ones(
     written = json.loads(baseline.read_text())
     assert written["format"] == 1
     assert written["suite"] == {"name": "harness-conformance", "version": "0.1.0"}
-    assert written["spec"] == "2.13.0"
+    assert written["spec"] == "2.14.0"
     assert written["failures"]["PUB-001"] == {
         "behaviour": case_of(data, "PUB-001")["verdicts"][0]["verdict"]  # type: ignore[index]
     }
@@ -504,7 +504,7 @@ def test_a_baseline_made_for_another_spec_level_or_harness_says_so(
     notes = [
         f'the baseline lists the failures of harness "acme", and this run tested "{name}": '
         "check that it is the right file",
-        "the baseline was made against SPEC 2.12.0 and this run judges against SPEC 2.13.0: a "
+        "the baseline was made against SPEC 2.12.0 and this run judges against SPEC 2.14.0: a "
         "stale entry or an unlisted failure may come from a rule that changed between them "
         "(write it again with: python -m conformance baseline REPORT.json)",
         "the baseline was made at --conformance-level behaviour, so it lists no wording "

@@ -34,7 +34,7 @@ def cited(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
 
 def test_the_spec_ships_with_the_suite_and_states_its_version() -> None:
     assert spec_path().resolve() in (REPO / "SPEC.md", REPO / "conformance" / "SPEC.md")
-    assert spec_version() == "2.13.0"
+    assert spec_version() == "2.14.0"
     assert len(rule_book()) >= 170
 
 

@@ -60,7 +60,7 @@ def test_the_reference_adapter_passes_the_whole_suite(tmp_path: Path, transport:
     assert harness["capabilities"] == ["tools", "taxonomy", "loop", "native", "toolErrors", "pause"]
     assert harness["capabilitiesInferred"] is False
     assert data["suite"] == {"name": "harness-conformance", "version": "0.1.0"}
-    assert (data["spec"], data["level"], data["complete"]) == ("2.13.0", "all", True)
+    assert (data["spec"], data["level"], data["complete"]) == ("2.14.0", "all", True)
     found = outcomes(data)
     assert len(found) >= 200
     odd = {case: outcome for case, outcome in found.items() if outcome != "passed"}

@@ -130,9 +130,11 @@ def session(open_session: Callable[..., Session]) -> Session:
 
 @pytest.fixture
 def transcript_snapshot(
-    snapshot: SnapshotAssertion, request: pytest.FixtureRequest
+    snapshot: SnapshotAssertion, request: pytest.FixtureRequest, client: Client
 ) -> Callable[[list[JsonObject], str], bool]:
     """Compare a session log with its pinned snapshot (normalized and scanned first)."""
+    # Results without codes (no toolCodes) cannot carry the pinned transcripts' errors.
+    ConformanceSnapshots.uncoded = not client.profile.has("toolCodes")
     module = Path(str(request.node.path)).stem
     where = f"{ConformanceSnapshots.directory / module}.ambr::{request.node.name}"
     # use_extension (not snapshot(extension_class=…)): syrupy must discover *this* directory,

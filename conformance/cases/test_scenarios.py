@@ -33,6 +33,12 @@ from conformance.verdict import RANK_CODE, RANK_TEXT, Judge, differ
 
 pytestmark = needs("loop")
 
+
+def _needs(script: JsonObject) -> pytest.MarkDecorator:
+    """What a scenario needs declared beyond the loop: its options, and paths it may be sent."""
+    return needs(options=scenarios.options_used(script), paths=scenarios.path_styles(script))
+
+
 CASES = [
     pytest.param(
         name,
@@ -47,7 +53,7 @@ CASES = [
                     "scenario.workspace",
                 ],
             ),
-            needs(options=scenarios.options_used(scenarios.load(name))),
+            _needs(scenarios.load(name)),
         ],
     )
     for number, name in enumerate(scenarios.SCENARIO_SET, start=1)
