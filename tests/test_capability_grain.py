@@ -132,6 +132,28 @@ def test_a_loop_without_codes_is_judged_without_them(tmp_path: Path) -> None:
     assert {found[c] for c in found if c.startswith("SCN-")} == {"passed"}, found
 
 
+def test_a_loop_without_codes_is_an_unknown_tool_only_where_it_refuses_as_one(
+    tmp_path: Path,
+) -> None:
+    # With probe: true its probe_echo fails in other words: the tool is there (LOOP-019 holds).
+    found = _run(
+        tmp_path, "--harness", fixture("grain:LoopWithoutCodesProbeFails"), "-k", "LOOP-019"
+    )
+    assert found == {"LOOP-019": "passed"}
+    # It ignores probe: true, so the call is refused as it was without: LOOP-019 fails.
+    path = tmp_path / "never.json"
+    done = run_suite("--harness", fixture("grain:LoopWithoutCodesNeverProbes"), "-k", "LOOP-019",
+                     "--conformance-report", str(path), cwd=REPO)  # fmt: skip
+    assert done.returncode == 1
+    cases = report(path)["cases"]
+    assert isinstance(cases, list)
+    message = str(cases[0]["message"])
+    assert message.startswith(
+        "probe_echo in a scenario with options {'probe': True} is an unknown tool was true where "
+        "false was expected"
+    ), message
+
+
 def test_a_loop_without_codes_is_still_held_to_the_pinned_words(tmp_path: Path) -> None:
     path = tmp_path / "report.json"
     done = run_suite("--harness", fixture("grain:LoopWithoutCodesOwnWords"), "-k", "SCN",

@@ -33,6 +33,16 @@ def play(
     )[1:]
 
 
+def _texts(result: JsonObject, root: Path) -> list[str]:
+    """The text blocks of a ``tool/result``, its workspace root written ``{root}``."""
+    blocks = result.get("content")
+    return [
+        str(block.get("text")).replace(str(root), "{root}")
+        for block in (blocks if isinstance(blocks, list) else [])
+        if isinstance(block, dict)
+    ]
+
+
 def fresh(root: Path, run: int) -> Path:
     """The root of a case's ``run``-th scenario: an empty directory of its own ({scenario.workspace}).
 
@@ -419,13 +429,19 @@ def test_probe_tools_only_when_a_scenario_asks(client: Client, root: Path, judge
     echo: list[Json] = [{"tool_calls": [{"name": "probe_echo", "arguments": {"todos": []}}]},
                         {"text": "D"}]  # fmt: skip
     coded = client.profile.has("toolCodes")
+    refusal: list[str] = []  # without probe: what the harness says of a tool it does not have
     for run, (options, unknown) in enumerate([(None, True), ({"probe": True}, False)]):
-        result = of(play(client, fresh(root, run), echo, options=options), "tool/result")[0]
+        where = fresh(root, run)
+        result = of(play(client, where, echo, options=options), "tool/result")[0]
         error = result.get("error") or {}
         # an unknown tool's error flag without its error: the event lost it, not the options
         lost = coded and unknown and result.get("isError") is True and "error" not in result
-        # without codes on its results (SPEC §6.2) the error flag alone tells the two apart
-        found = error.get("code") == "UNKNOWN_TOOL" if coded else result.get("isError") is True
+        if coded:
+            found = error.get("code") == "UNKNOWN_TOOL"
+        else:  # no codes (SPEC §6.2), nor words to rely on: the refusal it gave without probe
+            said = _texts(result, where)
+            found = result.get("isError") is True and (unknown or said == refusal)
+            refusal = said if unknown else refusal
         judge.equal(f"probe_echo in a scenario with options {options} is an unknown tool",
                     found, unknown, rule="scenario.options",
                     signature=loop_error_signature(None, None, {"code": "UNKNOWN_TOOL"}, "")
