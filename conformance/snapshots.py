@@ -142,9 +142,9 @@ def _without_result_error(line: str) -> str:
         record = json.loads(body) if body.startswith("{") else None
     except ValueError:
         return line
-    data = record.get("data") if isinstance(record, dict) else None
     if not (isinstance(record, dict) and record.get("type") == "tool/result"):
         return line
+    data = record.get("data")
     if not (isinstance(data, dict) and "error" in data):
         return line
     del data["error"]
