@@ -162,9 +162,17 @@ def test_a_loop_without_codes_is_still_held_to_the_pinned_words(tmp_path: Path) 
     found, messages = outcomes(report(path)), _messages(tmp_path)
     failed = sorted(case for case, outcome in found.items() if outcome == "failed")
     assert failed == ["SCN-006", "SCN-007"], found  # the two whose refusals say "not found"
-    for case in failed:
-        assert ": missing" in messages[case] or "was missing" in messages[case], messages[case]
-        assert "SPEC §5 {scenario.pinned}" in messages[case], messages[case]
+    pinned = "; SPEC §5 {scenario.pinned}: each transcript of the pinned set is pinned"
+    assert messages["SCN-006"] == (
+        'fs-deleted-target: call_4 result[0]: the model saw "Error: cannot read '
+        '\\"{{cwd}}/draft.txt\\": missing" where "Error: cannot read \\"{{cwd}}/draft.txt\\": '
+        'not found" is pinned' + pinned
+    )
+    assert messages["SCN-007"] == (
+        'fs-edit-not-found: call_2 result[0]: the model saw "Error: old_string was missing in '
+        '\\"{{cwd}}/README.md\\"" where "Error: old_string was not found in '
+        '\\"{{cwd}}/README.md\\"" is pinned' + pinned
+    )
 
 
 def test_a_harness_of_relative_paths_is_sent_no_absolute_one(tmp_path: Path) -> None:
