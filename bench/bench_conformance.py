@@ -1,7 +1,8 @@
 """Benchmark a default conformance run against an empty pytest run with the same plugins.
 
-Run: ``python bench/bench_conformance.py [--runs N (9)] [--profile default|ci]``. Not a test: it
-prints a table and never asserts. Every round runs, back to back and in a rotating order:
+Run: ``python bench/bench_conformance.py [--runs N (9)] [--profile default|ci] [--runtime-dir
+as-is|none|tmpfs]``. Not a test: it prints a table and never asserts. Every round runs, back
+to back and in a rotating order:
 
 * **empty** — ``EMPTY_COMMAND`` below: pytest with the same configuration and every plugin the
   suite loads (the conformance plugin by its entry point, syrupy, hypothesis, xdist, …) over a
@@ -23,11 +24,19 @@ with bytecode caching on, as an installed package has it (this machine's environ
 ``PYTHONDONTWRITEBYTECODE``), after one warm-up round. Targets on a 2-core machine: default
 run ≤ 4× the empty run, stdio ≤ 1.3× in process. Run it under ``flock /tmp/heavy.lock`` when
 others share the machine.
+
+Where the runs keep their directories moves the ratio by a tenth (a RAM filesystem against a
+disk), so the first line names the default base the runs used. ``--runtime-dir`` chooses it:
+``as-is`` (this environment's ``XDG_RUNTIME_DIR``, if any), ``none`` (unset: the cache's base,
+as in a container without a login session) or ``tmpfs`` (a private directory made on
+``/dev/shm`` and removed again, as a login session's ``/run/user/<uid>`` is: for a host
+without one).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import statistics
@@ -36,11 +45,12 @@ import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Final
 
 import conformance
+from conformance.basetemp import cache_base, runtime_base
 from conformance.strategies import hypothesis_ci_variables
 
 RUN_INI: Final = Path(conformance.__file__).parent / "run.ini"
@@ -154,39 +164,66 @@ def one_run(kind: str, profile: str, *, per_case: bool = False) -> tuple[float, 
     return wall, times
 
 
+@contextlib.contextmanager
+def runtime_dir(choice: str) -> Iterator[str]:
+    """``XDG_RUNTIME_DIR`` for every run as ``choice`` says; yields the default base they use."""
+    saved = os.environ.get("XDG_RUNTIME_DIR")
+    with contextlib.ExitStack() as stack:
+        if choice == "none":
+            os.environ.pop("XDG_RUNTIME_DIR", None)
+        elif choice == "tmpfs":
+            private = stack.enter_context(tempfile.TemporaryDirectory(dir="/dev/shm"))
+            os.environ["XDG_RUNTIME_DIR"] = private  # mkdtemp's mode is 0700, as logind's
+        try:
+            runtime = runtime_base()
+            yield f"{runtime} (the runtime directory)" if runtime else f"{cache_base()} (the cache)"
+        finally:
+            if saved is None:
+                os.environ.pop("XDG_RUNTIME_DIR", None)
+            else:
+                os.environ["XDG_RUNTIME_DIR"] = saved
+
+
 def main() -> None:
     """Print the paired table and the slowest cases."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--profile", default="default", choices=["default", "ci"])
+    parser.add_argument("--runtime-dir", default="as-is", choices=["as-is", "none", "tmpfs"])
     args = parser.parse_args()
+    with runtime_dir(args.runtime_dir) as base:
+        measure(args.runs, args.profile, base)
+
+
+def measure(runs: int, profile: str, base: str) -> None:
+    """The rounds and their table: ``runs`` rounds of every kind under ``profile``."""
     for kind in KINDS:  # warm-up: bytecode caches written, files in the page cache
-        one_run(kind, args.profile)
+        one_run(kind, profile)
     walls: dict[str, list[float]] = {kind: [] for kind in KINDS}
     start, steal_before = time.perf_counter(), stolen()
-    for round_ in range(args.runs):
+    for round_ in range(runs):
         order = KINDS[round_ % len(KINDS) :] + KINDS[: round_ % len(KINDS)]
         for kind in order:
-            walls[kind].append(one_run(kind, args.profile)[0])
+            walls[kind].append(one_run(kind, profile)[0])
     measured, steal = time.perf_counter() - start, stolen() - steal_before
-    per_case = one_run("stdio", args.profile, per_case=True)[1]
+    per_case = one_run("stdio", profile, per_case=True)[1]
     ratio = {
         kind: [k / e for k, e in zip(walls[kind], walls["empty"], strict=True)]
         for kind in KINDS[1:]
     }
     transport = [s / i for s, i in zip(walls["stdio"], walls["in-process"], strict=True)]
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpu, profile={args.profile}, "
-          f"{args.runs} paired rounds, {len(per_case)} cases; the hypervisor took {steal:.1f} "
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpu, profile={profile}, "
+          f"{runs} paired rounds, {len(per_case)} cases; the hypervisor took {steal:.1f} "
           f"CPU s of {measured:.0f} s ({steal / measured / (os.cpu_count() or 1):.0%} of the "
-          "machine)")  # fmt: skip
+          f"machine); the runs' default base: {base}")  # fmt: skip
     print("| run | wall median (s) | min | max | ÷ empty (paired median) | range | "
           "95% interval of the median | target |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|")
     targets = {"stdio": 4.0}
     for kind in KINDS:
-        runs, paired = walls[kind], ratio.get(kind, [1.0])
+        timed, paired = walls[kind], ratio.get(kind, [1.0])
         interval = median_interval(paired) if kind in ratio else None
-        print(f"| {kind} | {statistics.median(runs):.2f} | {min(runs):.2f} | {max(runs):.2f} | "
+        print(f"| {kind} | {statistics.median(timed):.2f} | {min(timed):.2f} | {max(timed):.2f} | "
               f"{statistics.median(paired):.2f}× | {min(paired):.2f}–{max(paired):.2f}× | "
               f"{_interval(interval)} | {_target(interval, targets.get(kind))} |")  # fmt: skip
     interval = median_interval(transport)

@@ -49,7 +49,7 @@ from conformance.basetemp import (
     HARNESS_TMP,
     BaseTempError,
     RunBase,
-    default_base,
+    create_default,
     under_temp_note,
 )
 from conformance.causes import DECLARED, PASSES_AS_DECLARED, XPASS_LEAD, subject_signature
@@ -386,14 +386,17 @@ class _State:
         if self.base is not None:
             return
         given = self.config.getoption("conformance_basetemp")
-        self.base = RunBase(Path(given).absolute() if given else default_base())
+        try:
+            if given:
+                self.base = RunBase(Path(given).absolute())
+                self.base.create()
+            else:
+                self.base = create_default()
+        except BaseTempError as exc:
+            raise pytest.UsageError(str(exc)) from None
         note = None if given else under_temp_note(self.base.base)
         if note is not None:
             self.notes.append(note)
-        try:
-            self.base.create()
-        except BaseTempError as exc:
-            raise pytest.UsageError(str(exc)) from None
 
     def split_run(self) -> None:
         """Fork the helper that runs part of the cases on the second core (``parallel``)."""
@@ -643,7 +646,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--conformance-basetemp",
         metavar="DIR",
         help="where the run's workspaces and the harness's directories live, made and removed "
-        "(default: $XDG_CACHE_HOME/harness-conformance, outside the system temp directory)",
+        "(default: $XDG_RUNTIME_DIR/harness-conformance if fit, else "
+        "$XDG_CACHE_HOME/harness-conformance; never the system temp directory)",
     )
     add(
         "--conformance-deadline",

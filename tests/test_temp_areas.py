@@ -14,7 +14,15 @@ from typing import Any
 
 import pytest
 
-from conformance.basetemp import RunBase, default_base, temp_area_of, under_temp_note
+from conformance import basetemp
+from conformance.basetemp import (
+    RunBase,
+    cache_base,
+    create_default,
+    runtime_base,
+    temp_area_of,
+    under_temp_note,
+)
 from conformance.harness.contract import parse_profile
 from tests.suite import case_of, cli, error_lines, fixture, outcomes, report, run_suite
 
@@ -157,11 +165,15 @@ def test_a_base_another_run_removes_meanwhile_is_made_again(
 def test_the_default_base_is_the_users_cache_not_the_temp_directory(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    assert default_base() == tmp_path / "cache" / "harness-conformance"
+    assert cache_base() == tmp_path / "cache" / "harness-conformance"
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert default_base() == tmp_path / "home" / ".cache" / "harness-conformance"
+    assert cache_base() == tmp_path / "home" / ".cache" / "harness-conformance"
+    made = create_default()  # without a runtime directory, the cache is the base
+    assert made.base == tmp_path / "home" / ".cache" / "harness-conformance"
+    made.remove()
     run = RunBase(tmp_path / "home" / ".cache" / "harness-conformance")
     run.create()
     assert run.harness_tmp.is_dir()
@@ -220,3 +232,115 @@ def test_a_default_base_in_a_temp_directory_gets_one_note_and_a_chosen_one_none(
                  str(tmp_path / "base"), cwd=tmp_path, env=env)  # fmt: skip
     assert chosen.returncode == 0, chosen.stdout[-2000:]
     assert "NOTE" not in chosen.stdout
+
+
+@pytest.fixture
+def runtime(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A login session's runtime directory: the user's own, mode 0700, taken as outside temp.
+
+    The test's temp lies in ``/tmp``, which ``runtime_base`` refuses, as it should; the real
+    check is kept for every other path and is tested on its own below.
+    """
+    directory = tmp_path / "run-user"
+    directory.mkdir(mode=0o700)
+    directory.chmod(0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(directory))
+    real = basetemp.temp_area_of
+    monkeypatch.setattr(
+        basetemp, "temp_area_of", lambda path: None if path == directory else real(path)
+    )
+    return directory
+
+
+def test_a_runtime_directory_fit_for_a_run_is_the_default_base(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, runtime: Path
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert runtime_base() == runtime / "harness-conformance"
+    made = create_default()
+    assert made.run is not None
+    assert made.run.parent == runtime / "harness-conformance"
+    assert made.harness_tmp.is_dir()
+    made.remove()
+    assert os.listdir(runtime) == []  # the base it made, removed again
+    assert not (tmp_path / "cache").exists()
+
+
+@pytest.mark.parametrize(
+    "unfit",
+    ["unset", "relative", "missing", "a file", "others may enter", "another user's", "too full",
+     "in a temp directory"],
+)  # fmt: skip
+def test_a_runtime_directory_unfit_for_a_run_leaves_the_cache_as_the_base(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, runtime: Path, unfit: str
+) -> None:
+    """Seen on CI images: another user's runtime directory, one that does not exist, ``/tmp/…``."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    if unfit == "unset":
+        monkeypatch.delenv("XDG_RUNTIME_DIR")
+    elif unfit == "relative":
+        monkeypatch.setenv("XDG_RUNTIME_DIR", "run-user")
+    elif unfit == "missing":
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "gone"))
+    elif unfit == "a file":
+        (tmp_path / "file").write_text("")
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "file"))
+    elif unfit == "others may enter":
+        runtime.chmod(0o755)
+    elif unfit == "another user's":
+        monkeypatch.setattr(os, "geteuid", lambda: os.stat(runtime).st_uid + 1)
+    elif unfit == "too full":
+        monkeypatch.setattr(basetemp, "RUNTIME_ROOM", 2**62)
+    else:
+        monkeypatch.undo()  # the real temp check: the test's directory lies in /tmp
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert runtime_base() is None
+    made = create_default()
+    assert made.base == tmp_path / "cache" / "harness-conformance"
+    made.remove()
+    assert not (runtime / "harness-conformance").exists()
+
+
+def test_a_runtime_base_that_cannot_be_made_falls_back_to_the_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, runtime: Path
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    (runtime / "harness-conformance").write_text("")  # in the way: the base cannot be made
+    made = create_default()
+    assert made.base == tmp_path / "cache" / "harness-conformance"
+    assert made.harness_cwd.is_dir()
+    made.remove()
+    assert (runtime / "harness-conformance").read_text() == ""
+
+
+def _where_it_ran(tmp_path: Path, runtime: Path, *, allowed: bool) -> tuple[str, Path]:
+    """A run of SBX-014 (the harness's TMPDIR under the base) and the run directory it made."""
+    record = tmp_path / f"runs-{allowed}"
+    env = {"XDG_CACHE_HOME": str(tmp_path / "xdg"), "XDG_RUNTIME_DIR": str(runtime),
+           "RECORD_RUN": str(record), "RUNTIME_NOT_TEMP": str(runtime) if allowed else ""}  # fmt: skip
+    done = cli("-p", "no:cacheprovider", "-p", "tests.fixtures.runtime_base", "--harness",
+               fixture("temp_grant:Declared"), "--conformance-case", "SBX-014", cwd=tmp_path,
+               env=env)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:]
+    [run] = record.read_text().splitlines()
+    return done.stdout, Path(run)
+
+
+def test_a_run_keeps_its_directories_in_the_runtime_directory_and_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    runtime = tmp_path / "run-user"
+    runtime.mkdir(mode=0o700)
+    runtime.chmod(0o700)
+    out, run = _where_it_ran(tmp_path, runtime, allowed=True)
+    assert run.parent == runtime / "harness-conformance"
+    assert "NOTE" not in out
+    assert os.listdir(runtime) == []
+    cache = tmp_path / "xdg" / "harness-conformance"
+    assert not [p for p in cache.glob("*") if p.name.startswith("conformance-")]
+    # the same run with the runtime directory in a temp directory: the cache, and its NOTE
+    out, run = _where_it_ran(tmp_path, runtime, allowed=False)
+    assert run.parent == tmp_path / "xdg" / "harness-conformance"
+    assert "NOTE: the run's directories are under" in out
+    assert os.listdir(runtime) == []
