@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Final
 
 import conformance
-from conformance.basetemp import cache_base, runtime_base
+from conformance.basetemp import create_default
 from conformance.strategies import hypothesis_ci_variables
 
 RUN_INI: Final = Path(conformance.__file__).parent / "run.ini"
@@ -175,8 +175,9 @@ def runtime_dir(choice: str) -> Iterator[str]:
             private = stack.enter_context(tempfile.TemporaryDirectory(dir="/dev/shm"))
             os.environ["XDG_RUNTIME_DIR"] = private  # mkdtemp's mode is 0700, as logind's
         try:
-            runtime = runtime_base()
-            yield f"{runtime} (the runtime directory)" if runtime else f"{cache_base()} (the cache)"
+            probe, _ = create_default()  # the base a run makes now, fallbacks and all
+            probe.remove()
+            yield str(probe.base)
         finally:
             if saved is None:
                 os.environ.pop("XDG_RUNTIME_DIR", None)

@@ -16,9 +16,10 @@ The base is ``--conformance-basetemp DIR`` if given. Else it is
 filesystem, also on GitHub's Ubuntu runners), where the run's few thousand file operations cost
 a tenth less of its time than on a disk. Otherwise it is ``$XDG_CACHE_HOME/harness-conformance``
 (``~/.cache/harness-conformance`` without it): a directory every user can write. Neither is a
-directory a harness grants as a temp area, and neither is hidden by the sandboxes real
-harnesses build (bubblewrap's ``--dev /dev`` gives the sandbox a ``/dev/shm`` of its own, which
-is why ``/dev/shm`` is never the default). A case's directory is removed once the case is over
+directory a harness grants as a temp area, and both stay in view in the sandboxes real
+harnesses build from ``--ro-bind / /`` (gemini-cli's, Claude Code's sandbox-runtime), whose
+``--dev /dev`` gives the sandbox a ``/dev/shm`` of its own: that is why ``/dev/shm`` is never
+the default. A case's directory is removed once the case is over
 (by a helper process, while the run goes on), the run's directory when the run ends, and so is
 the base itself if the suite created it and it is empty then. A base you choose should lie
 outside the system temp directory too (``/tmp``, TMPDIR): a harness in process sees the suite's
@@ -55,7 +56,11 @@ temp files (its TMPDIR is under the base) and for the user's other runtime files
 
 
 class BaseTempError(ValueError):
-    """The base cannot be used; one line names it and why."""
+    """The base cannot be used; one line names it and why (``reason``: the why alone)."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 def cache_base() -> Path:
@@ -81,30 +86,39 @@ def runtime_base() -> Path | None:
     except OSError:
         return None
     private = info.st_uid == os.geteuid() and not info.st_mode & 0o077
-    if not stat.S_ISDIR(info.st_mode) or not private or not os.access(runtime, os.W_OK | os.X_OK):
+    effective = os.access in os.supports_effective_ids
+    usable = os.access(runtime, os.W_OK | os.X_OK, effective_ids=effective)
+    if not stat.S_ISDIR(info.st_mode) or not private or not usable:
         return None
     if room.f_bavail * room.f_frsize < RUNTIME_ROOM or temp_area_of(Path(runtime)) is not None:
         return None
     return Path(runtime) / "harness-conformance"
 
 
-def create_default() -> RunBase:
-    """The run's directory made under the default base; ``BaseTempError`` only if the cache fails.
+def create_default() -> tuple[RunBase, list[str]]:
+    """The run's directory made under the default base, and the NOTEs it needs (none, mostly).
 
-    The runtime directory is a preference, so a base that cannot be made there (full, or made
-    read-only meanwhile) falls back to the cache's, as a run without one does.
+    The runtime directory is a preference: a base that cannot be made there (full, or made
+    read-only meanwhile) falls back to the cache's, with a NOTE that says why, since the run is
+    then slower than the user's runs usually are. A base in a temp directory gets its NOTE
+    (``under_temp_note``). ``BaseTempError`` only when the cache fails too.
     """
     runtime = runtime_base()
+    notes = []
     if runtime is not None:
-        run = RunBase(runtime)
+        run = RunBase(runtime, parents=False)
         try:
             run.create()
-            return run
-        except BaseTempError:
-            pass
+            return run, []
+        except BaseTempError as exc:
+            notes.append(
+                f"the runtime directory cannot hold the run's directories ({runtime}: "
+                f"{exc.reason}); they are under the cache instead"
+            )
     run = RunBase(cache_base())
     run.create()
-    return run
+    under_temp = under_temp_note(run.base)
+    return run, notes + ([under_temp] if under_temp else [])
 
 
 def temp_area_of(path: Path) -> str | None:
@@ -149,8 +163,9 @@ for line in sys.stdin:
 class RunBase:
     """One run's directory under the base: the harness's directories and one per case."""
 
-    def __init__(self, base: Path) -> None:
+    def __init__(self, base: Path, *, parents: bool = True) -> None:
         self.base = base
+        self._parents = parents
         self._made_base = False
         self.run: Path | None = None
         self._remover: subprocess.Popen[bytes] | None = None
@@ -161,13 +176,15 @@ class RunBase:
 
         Other runs share the base (xdist's workers, two CI jobs of one user): one may make it
         between this run's look and its ``mkdir``, or remove it, empty, just before this run's
-        directory is made in it. Neither is an error; only what stays wrong is.
+        directory is made in it. Neither is an error; only what stays wrong is. Without
+        ``parents`` the base's parent is never made (a runtime directory removed at logout is
+        not this run's to make again). What a failed attempt made is removed again.
         """
         where = f"{OPTION} {self.base}"
         try:
             for attempt in range(_TRIES):
                 try:
-                    self.base.mkdir(parents=True)
+                    self.base.mkdir(parents=self._parents)
                     self._made_base = True
                 except FileExistsError:
                     pass
@@ -181,8 +198,10 @@ class RunBase:
             for part in ("harness/cwd", "harness/tmp", "cases"):
                 (self.run / part).mkdir(parents=True)
         except OSError as exc:
+            self.remove()
+            reason = str(exc.strerror or exc)
             raise BaseTempError(
-                f"{where}: cannot be created: {exc.strerror or exc}; choose another with {OPTION}"
+                f"{where}: cannot be created: {reason}; choose another with {OPTION}", reason
             ) from None
 
     @property

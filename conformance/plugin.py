@@ -50,7 +50,6 @@ from conformance.basetemp import (
     BaseTempError,
     RunBase,
     create_default,
-    under_temp_note,
 )
 from conformance.causes import DECLARED, PASSES_AS_DECLARED, XPASS_LEAD, subject_signature
 from conformance.client import Client, HarnessGone
@@ -391,12 +390,10 @@ class _State:
                 self.base = RunBase(Path(given).absolute())
                 self.base.create()
             else:
-                self.base = create_default()
+                self.base, notes = create_default()
+                self.notes.extend(notes)
         except BaseTempError as exc:
             raise pytest.UsageError(str(exc)) from None
-        note = None if given else under_temp_note(self.base.base)
-        if note is not None:
-            self.notes.append(note)
 
     def split_run(self) -> None:
         """Fork the helper that runs part of the cases on the second core (``parallel``)."""
@@ -646,8 +643,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--conformance-basetemp",
         metavar="DIR",
         help="where the run's workspaces and the harness's directories live, made and removed "
-        "(default: $XDG_RUNTIME_DIR/harness-conformance if fit, else "
-        "$XDG_CACHE_HOME/harness-conformance; never the system temp directory)",
+        "(default: $XDG_RUNTIME_DIR/harness-conformance where that is fit for a run, else "
+        "$XDG_CACHE_HOME/harness-conformance)",
     )
     add(
         "--conformance-deadline",

@@ -7,6 +7,7 @@ suite is started with; the run's workspaces live in a base of their own, made an
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -171,8 +172,9 @@ def test_the_default_base_is_the_users_cache_not_the_temp_directory(
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert cache_base() == tmp_path / "home" / ".cache" / "harness-conformance"
-    made = create_default()  # without a runtime directory, the cache is the base
+    made, notes = create_default()  # without a runtime directory, the cache is the base
     assert made.base == tmp_path / "home" / ".cache" / "harness-conformance"
+    assert len(notes) == 1  # the test's HOME is under /tmp: under_temp_note's, pinned below
     made.remove()
     run = RunBase(tmp_path / "home" / ".cache" / "harness-conformance")
     run.create()
@@ -249,6 +251,9 @@ def runtime(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.setattr(
         basetemp, "temp_area_of", lambda path: None if path == directory else real(path)
     )
+    assert (
+        runtime_base() == directory / "harness-conformance"
+    )  # fit, so each unfit case tests one thing
     return directory
 
 
@@ -256,8 +261,8 @@ def test_a_runtime_directory_fit_for_a_run_is_the_default_base(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, runtime: Path
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    assert runtime_base() == runtime / "harness-conformance"
-    made = create_default()
+    made, notes = create_default()
+    assert notes == []
     assert made.run is not None
     assert made.run.parent == runtime / "harness-conformance"
     assert made.harness_tmp.is_dir()
@@ -279,12 +284,14 @@ def test_a_runtime_directory_unfit_for_a_run_leaves_the_cache_as_the_base(
     if unfit == "unset":
         monkeypatch.delenv("XDG_RUNTIME_DIR")
     elif unfit == "relative":
+        monkeypatch.chdir(tmp_path)  # "run-user" names the fit directory from here
         monkeypatch.setenv("XDG_RUNTIME_DIR", "run-user")
     elif unfit == "missing":
         monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "gone"))
     elif unfit == "a file":
-        (tmp_path / "file").write_text("")
-        monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "file"))
+        runtime.rmdir()
+        runtime.write_text("")
+        runtime.chmod(0o700)  # private and "executable": only being no directory is wrong
     elif unfit == "others may enter":
         runtime.chmod(0o755)
     elif unfit == "another user's":
@@ -296,7 +303,7 @@ def test_a_runtime_directory_unfit_for_a_run_leaves_the_cache_as_the_base(
         monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
         monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     assert runtime_base() is None
-    made = create_default()
+    made, _ = create_default()
     assert made.base == tmp_path / "cache" / "harness-conformance"
     made.remove()
     assert not (runtime / "harness-conformance").exists()
@@ -307,11 +314,55 @@ def test_a_runtime_base_that_cannot_be_made_falls_back_to_the_cache(
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     (runtime / "harness-conformance").write_text("")  # in the way: the base cannot be made
-    made = create_default()
+    made, notes = create_default()
     assert made.base == tmp_path / "cache" / "harness-conformance"
     assert made.harness_cwd.is_dir()
     made.remove()
     assert (runtime / "harness-conformance").read_text() == ""
+    assert notes[0] == (
+        f"the runtime directory cannot hold the run's directories ({runtime}/harness-conformance: "
+        "Not a directory); they are under the cache instead"
+    )
+    assert notes[1].startswith("the run's directories are under")  # this cache lies in /tmp
+
+
+def test_a_runtime_base_that_fills_up_half_made_leaves_nothing_there(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, runtime: Path
+) -> None:
+    """The base and the run's directory made, then the tmpfs is full: both are removed again."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    mkdir = Path.mkdir
+
+    def full_in_the_runtime_directory(self: Path, *args: Any, **kwargs: Any) -> None:
+        if self.name == "cwd" and runtime in self.parents:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", full_in_the_runtime_directory)
+    made, notes = create_default()
+    assert made.base == tmp_path / "cache" / "harness-conformance"
+    assert os.listdir(runtime) == []
+    assert "harness-conformance: No space left on device); they are under the cache" in notes[0]
+    made.remove()
+
+
+def test_a_vanished_runtime_directory_is_not_made_again(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, runtime: Path
+) -> None:
+    """logind removes /run/user/<uid> at the last logout: a run starting then uses the cache."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    fit = basetemp.runtime_base
+
+    def then_logged_out() -> Path | None:
+        found = fit()
+        runtime.rmdir()  # between the look and the mkdir
+        return found
+
+    monkeypatch.setattr(basetemp, "runtime_base", then_logged_out)
+    made, _ = create_default()
+    assert made.base == tmp_path / "cache" / "harness-conformance"
+    assert not runtime.exists()
+    made.remove()
 
 
 def _where_it_ran(tmp_path: Path, runtime: Path, *, allowed: bool) -> tuple[str, Path]:
@@ -337,8 +388,6 @@ def test_a_run_keeps_its_directories_in_the_runtime_directory_and_leaves_nothing
     assert run.parent == runtime / "harness-conformance"
     assert "NOTE" not in out
     assert os.listdir(runtime) == []
-    cache = tmp_path / "xdg" / "harness-conformance"
-    assert not [p for p in cache.glob("*") if p.name.startswith("conformance-")]
     # the same run with the runtime directory in a temp directory: the cache, and its NOTE
     out, run = _where_it_ran(tmp_path, runtime, allowed=False)
     assert run.parent == tmp_path / "xdg" / "harness-conformance"
