@@ -1,8 +1,8 @@
 """Benchmark a default conformance run against an empty pytest run with the same plugins.
 
-Run: ``python bench/bench_conformance.py [--runs N (9)] [--profile default|ci] [--runtime-dir
-as-is|none|tmpfs]``. Not a test: it prints a table and never asserts. Every round runs, back
-to back and in a rotating order:
+Run: ``python bench/bench_conformance.py [--runs N (9)] [--profile default|ci] [--basetemp
+DIR|tmpfs]``. Not a test: it prints a table and never asserts. Every round runs, back to back
+and in a rotating order:
 
 * **empty** — ``EMPTY_COMMAND`` below: pytest with the same configuration and every plugin the
   suite loads (the conformance plugin by its entry point, syrupy, hypothesis, xdist, …) over a
@@ -26,11 +26,9 @@ run ≤ 4× the empty run, stdio ≤ 1.3× in process. Run it under ``flock /tmp
 others share the machine.
 
 Where the runs keep their directories moves the ratio by a tenth (a RAM filesystem against a
-disk), so the first line names the default base the runs used. ``--runtime-dir`` chooses it:
-``as-is`` (this environment's ``XDG_RUNTIME_DIR``, if any), ``none`` (unset: the cache's base,
-as in a container without a login session) or ``tmpfs`` (a private directory made on
-``/dev/shm`` and removed again, as a login session's ``/run/user/<uid>`` is: for a host
-without one).
+disk; docs/child-process.md says why the default stays on the cache). ``--basetemp DIR`` adds
+``--conformance-basetemp DIR`` to every suite run (``tmpfs``: a private directory made on
+``/dev/shm`` and removed again); the first line names the base the runs used.
 """
 
 from __future__ import annotations
@@ -45,12 +43,12 @@ import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
 import conformance
-from conformance.basetemp import create_default
+from conformance.basetemp import default_base
 from conformance.strategies import hypothesis_ci_variables
 
 RUN_INI: Final = Path(conformance.__file__).parent / "run.ini"
@@ -58,6 +56,8 @@ EMPTY_COMMAND: Final = (sys.executable, "-m", "pytest", "-q", "-p", "no:cachepro
                         str(RUN_INI), "--rootdir", "{tmp}", "{tmp}/test_empty.py")  # fmt: skip
 SUITE_COMMAND: Final = (sys.executable, "-m", "conformance", "-q", "-p", "no:cacheprovider")
 KINDS: Final = ("empty", "stdio", "one-process", "in-process")
+BASETEMP: list[str] = []
+"""``--conformance-basetemp DIR`` for every suite run, when ``--basetemp`` chose one."""
 EXTRA: Final = {
     "one-process": ["--conformance-jobs", "1"],
     "in-process": ["--conformance-in-process"],
@@ -147,7 +147,7 @@ def one_run(kind: str, profile: str, *, per_case: bool = False) -> tuple[float, 
             expected = {5}  # no tests collected
         else:
             command = [*SUITE_COMMAND, *(["--hypothesis-profile", "ci"] if profile == "ci" else [])]
-            command += EXTRA.get(kind, [])
+            command += [*EXTRA.get(kind, []), *BASETEMP]
             command += [f"--junitxml={xml}"] if per_case else []
             expected = {0}
         start = time.perf_counter()
@@ -164,40 +164,25 @@ def one_run(kind: str, profile: str, *, per_case: bool = False) -> tuple[float, 
     return wall, times
 
 
-@contextlib.contextmanager
-def runtime_dir(choice: str) -> Iterator[str]:
-    """``XDG_RUNTIME_DIR`` for every run as ``choice`` says; yields the default base they use."""
-    saved = os.environ.get("XDG_RUNTIME_DIR")
-    with contextlib.ExitStack() as stack:
-        if choice == "none":
-            os.environ.pop("XDG_RUNTIME_DIR", None)
-        elif choice == "tmpfs":
-            private = stack.enter_context(tempfile.TemporaryDirectory(dir="/dev/shm"))
-            os.environ["XDG_RUNTIME_DIR"] = private  # mkdtemp's mode is 0700, as logind's
-        try:
-            probe, _ = create_default()  # the base a run makes now, fallbacks and all
-            probe.remove()
-            yield str(probe.base)
-        finally:
-            if saved is None:
-                os.environ.pop("XDG_RUNTIME_DIR", None)
-            else:
-                os.environ["XDG_RUNTIME_DIR"] = saved
-
-
 def main() -> None:
     """Print the paired table and the slowest cases."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--profile", default="default", choices=["default", "ci"])
-    parser.add_argument("--runtime-dir", default="as-is", choices=["as-is", "none", "tmpfs"])
+    parser.add_argument("--basetemp", metavar="DIR|tmpfs")
     args = parser.parse_args()
-    with runtime_dir(args.runtime_dir) as base:
+    with contextlib.ExitStack() as stack:
+        base = f"{default_base()} (the default)"
+        if args.basetemp:
+            base = args.basetemp
+            if base == "tmpfs":
+                base = stack.enter_context(tempfile.TemporaryDirectory(dir="/dev/shm"))
+            BASETEMP[:] = ["--conformance-basetemp", base]
         measure(args.runs, args.profile, base)
 
 
 def measure(runs: int, profile: str, base: str) -> None:
-    """The rounds and their table: ``runs`` rounds of every kind under ``profile``."""
+    """``runs`` paired rounds of every kind under ``profile``, and their table."""
     for kind in KINDS:  # warm-up: bytecode caches written, files in the page cache
         one_run(kind, profile)
     walls: dict[str, list[float]] = {kind: [] for kind in KINDS}
@@ -216,7 +201,7 @@ def measure(runs: int, profile: str, base: str) -> None:
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpu, profile={profile}, "
           f"{runs} paired rounds, {len(per_case)} cases; the hypervisor took {steal:.1f} "
           f"CPU s of {measured:.0f} s ({steal / measured / (os.cpu_count() or 1):.0%} of the "
-          f"machine); the runs' default base: {base}")  # fmt: skip
+          f"machine); the runs' base: {base}")  # fmt: skip
     print("| run | wall median (s) | min | max | ÷ empty (paired median) | range | "
           "95% interval of the median | target |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|")

@@ -49,7 +49,8 @@ from conformance.basetemp import (
     HARNESS_TMP,
     BaseTempError,
     RunBase,
-    create_default,
+    default_base,
+    under_temp_note,
 )
 from conformance.causes import DECLARED, PASSES_AS_DECLARED, XPASS_LEAD, subject_signature
 from conformance.client import Client, HarnessGone
@@ -385,13 +386,12 @@ class _State:
         if self.base is not None:
             return
         given = self.config.getoption("conformance_basetemp")
+        self.base = RunBase(Path(given).absolute() if given else default_base())
+        note = None if given else under_temp_note(self.base.base)
+        if note is not None:
+            self.notes.append(note)
         try:
-            if given:
-                self.base = RunBase(Path(given).absolute())
-                self.base.create()
-            else:
-                self.base, notes = create_default()
-                self.notes.extend(notes)
+            self.base.create()
         except BaseTempError as exc:
             raise pytest.UsageError(str(exc)) from None
 
@@ -643,8 +643,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--conformance-basetemp",
         metavar="DIR",
         help="where the run's workspaces and the harness's directories live, made and removed "
-        "(default: $XDG_RUNTIME_DIR/harness-conformance where that is fit for a run, else "
-        "$XDG_CACHE_HOME/harness-conformance)",
+        "(default: $XDG_CACHE_HOME/harness-conformance, outside the system temp directory)",
     )
     add(
         "--conformance-deadline",

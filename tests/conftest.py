@@ -21,22 +21,18 @@ register_profiles()
 
 @pytest.fixture(scope="session", autouse=True)
 def compiled_once(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Child runs reuse one bytecode cache under this run's temp directory, and no runtime one.
+    """Child runs reuse one bytecode cache under this run's temp directory.
 
     Hundreds of tests start ``python -m conformance`` and harness children. Where the machine
     sets ``PYTHONDONTWRITEBYTECODE`` (these do), each of them compiled pytest, hypothesis, the
     suite and the reference from source again, several seconds a run; the cache lives beside
     pytest's own temp directories, never in the checkout, and changes no verdict.
     """
-    names = ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX", "XDG_RUNTIME_DIR")
-    saved = {k: os.environ.get(k) for k in names}
+    saved = {k: os.environ.get(k) for k in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
     base = tmp_path_factory.getbasetemp()
     # Under xdist every worker has its own base inside the run's directory: share the parent.
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    # A login session's runtime directory would be a child run's default base, outside the
-    # test's directory: children get the cache their test names (tests that need one, set it).
-    os.environ.pop("XDG_RUNTIME_DIR", None)
     os.environ["PYTHONPYCACHEPREFIX"] = str(shared / "bytecode")
     try:
         yield

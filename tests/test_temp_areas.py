@@ -15,12 +15,10 @@ from typing import Any
 
 import pytest
 
-from conformance import basetemp
 from conformance.basetemp import (
+    BaseTempError,
     RunBase,
-    cache_base,
-    create_default,
-    runtime_base,
+    default_base,
     temp_area_of,
     under_temp_note,
 )
@@ -166,16 +164,11 @@ def test_a_base_another_run_removes_meanwhile_is_made_again(
 def test_the_default_base_is_the_users_cache_not_the_temp_directory(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    assert cache_base() == tmp_path / "cache" / "harness-conformance"
+    assert default_base() == tmp_path / "cache" / "harness-conformance"
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert cache_base() == tmp_path / "home" / ".cache" / "harness-conformance"
-    made, notes = create_default()  # without a runtime directory, the cache is the base
-    assert made.base == tmp_path / "home" / ".cache" / "harness-conformance"
-    assert len(notes) == 1  # the test's HOME is under /tmp: under_temp_note's, pinned below
-    made.remove()
+    assert default_base() == tmp_path / "home" / ".cache" / "harness-conformance"
     run = RunBase(tmp_path / "home" / ".cache" / "harness-conformance")
     run.create()
     assert run.harness_tmp.is_dir()
@@ -236,160 +229,24 @@ def test_a_default_base_in_a_temp_directory_gets_one_note_and_a_chosen_one_none(
     assert "NOTE" not in chosen.stdout
 
 
-@pytest.fixture
-def runtime(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """A login session's runtime directory: the user's own, mode 0700, taken as outside temp.
-
-    The test's temp lies in ``/tmp``, which ``runtime_base`` refuses, as it should; the real
-    check is kept for every other path and is tested on its own below.
-    """
-    directory = tmp_path / "run-user"
-    directory.mkdir(mode=0o700)
-    directory.chmod(0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(directory))
-    real = basetemp.temp_area_of
-    monkeypatch.setattr(
-        basetemp, "temp_area_of", lambda path: None if path == directory else real(path)
-    )
-    assert (
-        runtime_base() == directory / "harness-conformance"
-    )  # fit, so each unfit case tests one thing
-    return directory
-
-
-def test_a_runtime_directory_fit_for_a_run_is_the_default_base(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, runtime: Path
+def test_a_base_that_fails_half_made_leaves_nothing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    made, notes = create_default()
-    assert notes == []
-    assert made.run is not None
-    assert made.run.parent == runtime / "harness-conformance"
-    assert made.harness_tmp.is_dir()
-    made.remove()
-    assert os.listdir(runtime) == []  # the base it made, removed again
-    assert not (tmp_path / "cache").exists()
-
-
-@pytest.mark.parametrize(
-    "unfit",
-    ["unset", "relative", "missing", "a file", "others may enter", "another user's", "too full",
-     "in a temp directory"],
-)  # fmt: skip
-def test_a_runtime_directory_unfit_for_a_run_leaves_the_cache_as_the_base(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, runtime: Path, unfit: str
-) -> None:
-    """Seen on CI images: another user's runtime directory, one that does not exist, ``/tmp/…``."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    if unfit == "unset":
-        monkeypatch.delenv("XDG_RUNTIME_DIR")
-    elif unfit == "relative":
-        monkeypatch.chdir(tmp_path)  # "run-user" names the fit directory from here
-        monkeypatch.setenv("XDG_RUNTIME_DIR", "run-user")
-    elif unfit == "missing":
-        monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "gone"))
-    elif unfit == "a file":
-        runtime.rmdir()
-        runtime.write_text("")
-        runtime.chmod(0o700)  # private and "executable": only being no directory is wrong
-    elif unfit == "others may enter":
-        runtime.chmod(0o755)
-    elif unfit == "another user's":
-        monkeypatch.setattr(os, "geteuid", lambda: os.stat(runtime).st_uid + 1)
-    elif unfit == "too full":
-        monkeypatch.setattr(basetemp, "RUNTIME_ROOM", 2**62)
-    else:
-        monkeypatch.undo()  # the real temp check: the test's directory lies in /tmp
-        monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    assert runtime_base() is None
-    made, _ = create_default()
-    assert made.base == tmp_path / "cache" / "harness-conformance"
-    made.remove()
-    assert not (runtime / "harness-conformance").exists()
-
-
-def test_a_runtime_base_that_cannot_be_made_falls_back_to_the_cache(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, runtime: Path
-) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    (runtime / "harness-conformance").write_text("")  # in the way: the base cannot be made
-    made, notes = create_default()
-    assert made.base == tmp_path / "cache" / "harness-conformance"
-    assert made.harness_cwd.is_dir()
-    made.remove()
-    assert (runtime / "harness-conformance").read_text() == ""
-    assert notes[0] == (
-        f"the runtime directory cannot hold the run's directories ({runtime}/harness-conformance: "
-        "Not a directory); they are under the cache instead"
-    )
-    assert notes[1].startswith("the run's directories are under")  # this cache lies in /tmp
-
-
-def test_a_runtime_base_that_fills_up_half_made_leaves_nothing_there(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, runtime: Path
-) -> None:
-    """The base and the run's directory made, then the tmpfs is full: both are removed again."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    """The base and the run's directory made, then the filesystem is full: both go again."""
+    base = tmp_path / "made-here" / "base"
     mkdir = Path.mkdir
 
-    def full_in_the_runtime_directory(self: Path, *args: Any, **kwargs: Any) -> None:
-        if self.name == "cwd" and runtime in self.parents:
+    def full_at_the_harness_directory(self: Path, *args: Any, **kwargs: Any) -> None:
+        if self.name == "cwd" and base in self.parents:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         mkdir(self, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "mkdir", full_in_the_runtime_directory)
-    made, notes = create_default()
-    assert made.base == tmp_path / "cache" / "harness-conformance"
-    assert os.listdir(runtime) == []
-    assert "harness-conformance: No space left on device); they are under the cache" in notes[0]
-    made.remove()
-
-
-def test_a_vanished_runtime_directory_is_not_made_again(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, runtime: Path
-) -> None:
-    """logind removes /run/user/<uid> at the last logout: a run starting then uses the cache."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    fit = basetemp.runtime_base
-
-    def then_logged_out() -> Path | None:
-        found = fit()
-        runtime.rmdir()  # between the look and the mkdir
-        return found
-
-    monkeypatch.setattr(basetemp, "runtime_base", then_logged_out)
-    made, _ = create_default()
-    assert made.base == tmp_path / "cache" / "harness-conformance"
-    assert not runtime.exists()
-    made.remove()
-
-
-def _where_it_ran(tmp_path: Path, runtime: Path, *, allowed: bool) -> tuple[str, Path]:
-    """A run of SBX-014 (the harness's TMPDIR under the base) and the run directory it made."""
-    record = tmp_path / f"runs-{allowed}"
-    env = {"XDG_CACHE_HOME": str(tmp_path / "xdg"), "XDG_RUNTIME_DIR": str(runtime),
-           "RECORD_RUN": str(record), "RUNTIME_NOT_TEMP": str(runtime) if allowed else ""}  # fmt: skip
-    done = cli("-p", "no:cacheprovider", "-p", "tests.fixtures.runtime_base", "--harness",
-               fixture("temp_grant:Declared"), "--conformance-case", "SBX-014", cwd=tmp_path,
-               env=env)  # fmt: skip
-    assert done.returncode == 0, done.stdout[-2000:]
-    [run] = record.read_text().splitlines()
-    return done.stdout, Path(run)
-
-
-def test_a_run_keeps_its_directories_in_the_runtime_directory_and_leaves_nothing(
-    tmp_path: Path,
-) -> None:
-    runtime = tmp_path / "run-user"
-    runtime.mkdir(mode=0o700)
-    runtime.chmod(0o700)
-    out, run = _where_it_ran(tmp_path, runtime, allowed=True)
-    assert run.parent == runtime / "harness-conformance"
-    assert "NOTE" not in out
-    assert os.listdir(runtime) == []
-    # the same run with the runtime directory in a temp directory: the cache, and its NOTE
-    out, run = _where_it_ran(tmp_path, runtime, allowed=False)
-    assert run.parent == tmp_path / "xdg" / "harness-conformance"
-    assert "NOTE: the run's directories are under" in out
-    assert os.listdir(runtime) == []
+    monkeypatch.setattr(Path, "mkdir", full_at_the_harness_directory)
+    run = RunBase(base)
+    with pytest.raises(BaseTempError) as caught:
+        run.create()
+    assert str(caught.value) == (
+        f"--conformance-basetemp {base}: cannot be created: No space left on device; "
+        "choose another with --conformance-basetemp"
+    )
+    assert os.listdir(tmp_path / "made-here") == []  # the base this run made, removed again
