@@ -18,7 +18,8 @@ cancels out; their range is printed too, and a distribution-free 95% interval of
 *missed* when the whole interval lies beyond it, and *undecided* otherwise, or with fewer than
 six rounds (too few for 95%): more rounds narrow the interval (41 rounds bound the median
 between the 14th and the 28th smallest ratio). The timed commands are exactly those above (the
-``ci`` profile adds ``--hypothesis-profile ci``): no report is written while they are timed.
+``ci`` profile adds ``--hypothesis-profile ci``, ``--basetemp`` below adds
+``--conformance-basetemp`` to the suite's runs): no report is written while they are timed.
 The per-case table comes from one more stdio run afterwards, with ``--junitxml``. Children run
 with bytecode caching on, as an installed package has it (this machine's environment sets
 ``PYTHONDONTWRITEBYTECODE``), after one warm-up round. Targets on a 2-core machine: default
@@ -174,8 +175,8 @@ def main() -> None:
     with contextlib.ExitStack() as stack:
         base = f"{default_base()} (the default)"
         if args.basetemp:
-            base = args.basetemp
-            if base == "tmpfs":
+            base = os.path.abspath(args.basetemp)  # each run starts in a directory of its own
+            if args.basetemp == "tmpfs":
                 base = stack.enter_context(tempfile.TemporaryDirectory(dir="/dev/shm"))
             BASETEMP[:] = ["--conformance-basetemp", base]
         measure(args.runs, args.profile, base)

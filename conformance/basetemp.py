@@ -118,8 +118,8 @@ class RunBase:
                 try:
                     self.base.mkdir(parents=True)
                     self._made_base = True
-                except FileExistsError:
-                    pass
+                except FileExistsError:  # another run's, even if this run made it before
+                    self._made_base = False
                 try:
                     self.run = Path(tempfile.mkdtemp(prefix="conformance-", dir=self.base))
                     break
@@ -130,7 +130,7 @@ class RunBase:
             for part in ("harness/cwd", "harness/tmp", "cases"):
                 (self.run / part).mkdir(parents=True)
         except OSError as exc:
-            self.remove()  # what this attempt made: nothing is left behind a failed start
+            self.remove()  # the run's directory, and the base if this run made it
             raise BaseTempError(
                 f"{where}: cannot be created: {exc.strerror or exc}; choose another with {OPTION}"
             ) from None
@@ -189,5 +189,6 @@ class RunBase:
             shutil.rmtree(self.run, ignore_errors=True)
             self.run = None
         if self._made_base:
+            self._made_base = False  # tried once: after that it may be another run's
             with contextlib.suppress(OSError):  # another run is using it meanwhile
                 self.base.rmdir()

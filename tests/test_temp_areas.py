@@ -250,3 +250,8 @@ def test_a_base_that_fails_half_made_leaves_nothing(
         "choose another with --conformance-basetemp"
     )
     assert os.listdir(tmp_path / "made-here") == []  # the base this run made, removed again
+    # a base that was there, with another run's directory in it: only this run's goes
+    (base / "conformance-other").mkdir(parents=True)
+    with pytest.raises(BaseTempError):
+        RunBase(base).create()
+    assert os.listdir(base) == ["conformance-other"]
