@@ -80,12 +80,18 @@ class Change:
 
 
 def _bytes(entry: Entry) -> str:
-    # The head runs on past the preview: a secret that starts in the preview is cut off whole.
-    head = clean_cut_bytes(entry.head, _PREVIEW_BYTES)
-    preview = head.decode("utf-8", errors="replace")
-    shown = display.show(preview)
-    more = "…" if entry.size > len(head) and not shown.endswith("…") else ""
-    return f"{entry.size} bytes: {shown}{more}" if entry.size else "0 bytes"
+    # The head runs on past the preview: a secret that starts in the preview is cut off whole,
+    # and a path of this run's directories a harness wrote into a file is named before the cut
+    # (an absolute path cut in its run's random part read differently on every run).
+    if not entry.size:
+        return "0 bytes"
+    whole = clean_cut_bytes(entry.head, len(entry.head)).decode("utf-8", errors="replace")
+    named = display.text(whole).encode("utf-8", errors="surrogatepass")
+    head = clean_cut_bytes(named, _PREVIEW_BYTES)
+    shown = display.show(head.decode("utf-8", errors="replace"))
+    cut = len(named) > len(head) or entry.size > len(entry.head)
+    more = "…" if cut and not shown.endswith("…") else ""
+    return f"{entry.size} bytes: {shown}{more}"
 
 
 def _kind_word(kind: str) -> str:

@@ -176,6 +176,20 @@ def test_a_change_names_its_path_by_place(places: Path) -> None:
     assert beside.describe() == '"../stray.txt" created (1 bytes: "\ufffd")'
 
 
+def test_a_path_a_harness_wrote_into_a_file_is_named_before_the_preview_cuts_it(
+    places: Path,
+) -> None:
+    """Seen on openhands: its history files hold the absolute path they are keyed by. Cut at
+    the preview's 48 bytes, the run's random directory name showed, or not, by HOME's length."""
+    content = json.dumps({"key": f"{places}/new.txt", "value": "x" * 60}).encode()
+    made = Change("../stray.json", None, content_entry(content))
+    assert made.describe() == (
+        f'"../stray.json" created ({len(content)} bytes: '
+        '"{\\"key\\": \\"<root>/new.txt\\", \\"value\\": \\"xxxxxxxxxxxx"…)'
+    )
+    assert str(places) not in made.describe()
+
+
 def test_a_name_the_harness_drew_at_random_is_shown_by_its_shape() -> None:
     # what the common generators draw: hex tokens, process IDs and times, Python's tempfile
     assert display.shaped(".a.txt.c85448b589af.reference-tmp") == ".a.txt.….reference-tmp"
