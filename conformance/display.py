@@ -204,14 +204,18 @@ class Places:
             text = self._value_pattern.sub(lambda match: self._values[match.group(0)], text)
         return text
 
-    def text(self, text: str) -> str:
+    def text(self, text: str, *, handles: bool = True) -> str:
         """A text with every registered directory in it replaced by its place's name, and
         every handle by its name in the case, and every made-up value of the run by its own
-        (and the eight characters Python's ``tempfile`` drew for a ``.tmp`` file by ``…``)."""
+        (and the eight characters Python's ``tempfile`` drew for a ``.tmp`` file by ``…``).
+
+        Without ``handles`` the handles stay as they are: for a text cut after it is named,
+        whose handles are numbered only once it is shown (a handle cut off takes no number).
+        """
         text = self.values(text)
         if ".tmp" in text:  # a harness's message naming its temp file: ".a.txt._ocqqqoa.tmp"
             text = _RUST_TEMP.sub(r"\1…", _TEMP_FILE.sub("…", text))
-        if '"' in text:
+        if handles and '"' in text:
             text = _HANDLE.sub(self._handle, text)
         if "/" not in text:
             return text
@@ -306,6 +310,12 @@ def shaped(name: str) -> str:
 def text(value: str) -> str:
     """A text with this run's directories named by their places."""
     return PLACES.text(value)
+
+
+def text_to_cut(value: str) -> str:
+    """A text with this run's directories and values named but not its handles, to be cut and
+    then shown (``show`` numbers the handles of what is left)."""
+    return PLACES.text(value, handles=False)
 
 
 def values(value: str) -> str:

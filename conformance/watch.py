@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -80,18 +81,37 @@ class Change:
 
 
 def _bytes(entry: Entry) -> str:
-    # The head runs on past the preview: a secret that starts in the preview is cut off whole,
-    # and a path of this run's directories a harness wrote into a file is named before the cut
-    # (an absolute path cut in its run's random part read differently on every run).
+    """``N bytes: "…"``: the size and the first ``_PREVIEW_BYTES`` of the content, named.
+
+    A path of this run's directories a harness wrote into a file is named before the cut (cut
+    first, an absolute path showed the run's random directory name, or not, by HOME's length).
+    Only a window past the preview is named, cut where it would split a secret: what naming
+    brings forward comes from the window, never from past a secret it cut off. The preview is
+    then cut where it splits neither a secret nor a name (``<root>``, ``[REDACTED]``).
+    Undecodable bytes pass through as they are and are shown as U+FFFD, one each.
+    """
     if not entry.size:
         return "0 bytes"
-    whole = clean_cut_bytes(entry.head, len(entry.head)).decode("utf-8", errors="replace")
-    named = display.text(whole).encode("utf-8", errors="surrogatepass")
-    head = clean_cut_bytes(named, _PREVIEW_BYTES)
+    window = clean_cut_bytes(entry.head, _PREVIEW_BYTES + 2 * display.PLACES.longest())
+    text = display.text_to_cut(window.decode("utf-8", errors="surrogateescape"))
+    named = text.encode("utf-8", errors="surrogateescape")
+    head = clean_cut_bytes(named, _whole_names(named, _PREVIEW_BYTES))
     shown = display.show(head.decode("utf-8", errors="replace"))
-    cut = len(named) > len(head) or entry.size > len(entry.head)
+    cut = len(named) > len(head) or entry.size > len(window)
     more = "…" if cut and not shown.endswith("…") else ""
     return f"{entry.size} bytes: {shown}{more}"
+
+
+_A_NAME: Final = re.compile(rb"<[^<>\s]{1,80}>|\[REDACTED\]")
+"""A name the suite put in a text (a place, a value's variable, a redaction): cut whole or not."""
+
+
+def _whole_names(named: bytes, limit: int) -> int:
+    """``limit``, or the start of a name the cut at ``limit`` would split."""
+    for match in _A_NAME.finditer(named, 0, limit + 90):
+        if match.start() < limit < match.end():
+            return match.start()
+    return limit
 
 
 def _kind_word(kind: str) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from conformance import display
+from conformance import display, watch
 from conformance.__main__ import main
 from conformance.client import Result
 from conformance.harness.contract import Profile
@@ -187,7 +187,40 @@ def test_a_path_a_harness_wrote_into_a_file_is_named_before_the_preview_cuts_it(
         f'"../stray.json" created ({len(content)} bytes: '
         '"{\\"key\\": \\"<root>/new.txt\\", \\"value\\": \\"xxxxxxxxxxxx"…)'
     )
-    assert str(places) not in made.describe()
+
+
+def test_naming_a_file_preview_brings_no_secret_forward(
+    monkeypatch: pytest.MonkeyPatch, places: Path
+) -> None:
+    """A name is shorter than what it names: what follows moves into the preview. A secret cut
+    by the end of what is named must not move in with it, started but not whole (a review's
+    example: a long session string, named ``<handle 1>``, and a key at the stored head's end)."""
+    key = "sk-proj-" + "Q7" * 24
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    window = watch._PREVIEW_BYTES + 2 * display.PLACES.longest()
+    for end in (window, watch._HEAD_BYTES):  # the named window's end, and the stored head's
+        for filler in (f"{places}/a ", "s"):
+            lead = '{"session": "' + filler * (end // len(filler))
+            content = (lead[: end - 10] + '", "t": "' + key + '"}' + "x" * 9000).encode()
+            shown = Change("../k.txt", None, content_entry(content)).describe()
+            assert "sk-" not in shown, (end, shown)
+            assert shown.startswith(f'"../k.txt" created ({len(content)} bytes: "{{')
+
+
+def test_a_handle_past_a_file_preview_takes_no_number(places: Path) -> None:
+    content = json.dumps({"note": "y" * 60, "handle": "h9"}).encode()
+    assert "h9" not in Change("../h.json", None, content_entry(content)).describe()
+    assert display.PLACES.handle("the first one shown") == "<handle 1>"
+
+
+def test_a_file_preview_cuts_before_a_name_not_inside_it(places: Path) -> None:
+    content = ("x" * 44 + f"{places}/a.txt").encode()
+    assert Change("../n.txt", None, content_entry(content)).describe() == (
+        f'"../n.txt" created ({len(content)} bytes: "{"x" * 44}"…)'
+    )
+    assert Change("../b.bin", None, content_entry(b"\xff" * 60)).describe() == (
+        '"../b.bin" created (60 bytes: "' + "\ufffd" * 48 + '"…)'
+    )
 
 
 def test_a_name_the_harness_drew_at_random_is_shown_by_its_shape() -> None:
