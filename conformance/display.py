@@ -169,6 +169,11 @@ class Places:
         self._cached = sorted(entries.items(), key=lambda e: len(e[0]), reverse=True)
         return self._cached
 
+    def names(self) -> list[str]:
+        """Every name ``text`` puts in a text for a place or a value: ``<root>``, ``[REDACTED]``…"""
+        places = [name for _, name in self._entries() if name.startswith("<")]
+        return ["<root>", *places, *self._values.values()]
+
     def longest(self) -> int:
         """The length of the longest registered spelling (at least that of a short path)."""
         return max((len(spelling) for spelling, _ in self._entries()), default=0) + 16

@@ -8,7 +8,7 @@ import json
 import os
 import re
 import secrets as _random
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
@@ -192,10 +192,11 @@ def clean_cut(text: str, limit: int) -> str:
     return text[: _cut_at(text, limit, run_secrets())]
 
 
-def clean_cut_bytes(data: bytes, limit: int) -> bytes:
-    """``data[:limit]``, cut earlier where the cut would split a secret (as UTF-8) in two."""
-    secrets = [value.encode("utf-8", errors="surrogatepass") for value in run_secrets()]
-    return data[: _cut_at(data, limit, secrets)]
+def clean_cut_bytes(data: bytes, limit: int, whole: Sequence[str] = ()) -> bytes:
+    """``data[:limit]``, cut earlier where the cut would split a secret (as UTF-8) in two, or
+    one of ``whole`` (names a text was given, which a cut must not leave half of)."""
+    keep = [value.encode("utf-8", errors="surrogatepass") for value in [*run_secrets(), *whole]]
+    return data[: _cut_at(data, limit, keep)]
 
 
 def _cut_at(text: _Text, limit: int, secrets: list[_Text]) -> int:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-import re
 import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -95,23 +94,11 @@ def _bytes(entry: Entry) -> str:
     window = clean_cut_bytes(entry.head, _PREVIEW_BYTES + 2 * display.PLACES.longest())
     text = display.text_to_cut(window.decode("utf-8", errors="surrogateescape"))
     named = text.encode("utf-8", errors="surrogateescape")
-    head = clean_cut_bytes(named, _whole_names(named, _PREVIEW_BYTES))
+    head = clean_cut_bytes(named, _PREVIEW_BYTES, display.PLACES.names())
     shown = display.show(head.decode("utf-8", errors="replace"))
     cut = len(named) > len(head) or entry.size > len(window)
     more = "…" if cut and not shown.endswith("…") else ""
     return f"{entry.size} bytes: {shown}{more}"
-
-
-_A_NAME: Final = re.compile(rb"<[^<>\s]{1,80}>|\[REDACTED\]")
-"""A name the suite put in a text (a place, a value's variable, a redaction): cut whole or not."""
-
-
-def _whole_names(named: bytes, limit: int) -> int:
-    """``limit``, or the start of a name the cut at ``limit`` would split."""
-    for match in _A_NAME.finditer(named, 0, limit + 90):
-        if match.start() < limit < match.end():
-            return match.start()
-    return limit
 
 
 def _kind_word(kind: str) -> str:

@@ -218,6 +218,11 @@ def test_a_file_preview_cuts_before_a_name_not_inside_it(places: Path) -> None:
     assert Change("../n.txt", None, content_entry(content)).describe() == (
         f'"../n.txt" created ({len(content)} bytes: "{"x" * 44}"…)'
     )
+    harness_tmp = places.parent.parent / "scratch" / "tmp"  # named "<harness tmp>", a space in it
+    content = ("x" * 40 + f"{harness_tmp}/f").encode()
+    assert Change("../m.txt", None, content_entry(content)).describe() == (
+        f'"../m.txt" created ({len(content)} bytes: "{"x" * 40}"…)'
+    )
     assert Change("../b.bin", None, content_entry(b"\xff" * 60)).describe() == (
         '"../b.bin" created (60 bytes: "' + "\ufffd" * 48 + '"…)'
     )
