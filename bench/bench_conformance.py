@@ -57,8 +57,6 @@ EMPTY_COMMAND: Final = (sys.executable, "-m", "pytest", "-q", "-p", "no:cachepro
                         str(RUN_INI), "--rootdir", "{tmp}", "{tmp}/test_empty.py")  # fmt: skip
 SUITE_COMMAND: Final = (sys.executable, "-m", "conformance", "-q", "-p", "no:cacheprovider")
 KINDS: Final = ("empty", "stdio", "one-process", "in-process")
-BASETEMP: list[str] = []
-"""``--conformance-basetemp DIR`` for every suite run, when ``--basetemp`` chose one."""
 EXTRA: Final = {
     "one-process": ["--conformance-jobs", "1"],
     "in-process": ["--conformance-in-process"],
@@ -138,8 +136,11 @@ def _target(interval: tuple[float, float, float] | None, limit: float | None) ->
     return f"≤ {limit:g}×: {verdict(interval, limit)}"
 
 
-def one_run(kind: str, profile: str, *, per_case: bool = False) -> tuple[float, dict[str, float]]:
-    """Wall seconds of one run of ``kind``; with ``per_case``, seconds per case (by case ID)."""
+def one_run(
+    kind: str, profile: str, base: str | None, *, per_case: bool = False
+) -> tuple[float, dict[str, float]]:
+    """Wall seconds of one run of ``kind`` (its directories under ``base``, if chosen); with
+    ``per_case``, seconds per case (by case ID)."""
     with tempfile.TemporaryDirectory() as tmp:
         xml = Path(tmp) / "junit.xml"
         if kind == "empty":
@@ -148,7 +149,7 @@ def one_run(kind: str, profile: str, *, per_case: bool = False) -> tuple[float, 
             expected = {5}  # no tests collected
         else:
             command = [*SUITE_COMMAND, *(["--hypothesis-profile", "ci"] if profile == "ci" else [])]
-            command += [*EXTRA.get(kind, []), *BASETEMP]
+            command += [*EXTRA.get(kind, []), *(["--conformance-basetemp", base] if base else [])]
             command += [f"--junitxml={xml}"] if per_case else []
             expected = {0}
         start = time.perf_counter()
@@ -173,27 +174,27 @@ def main() -> None:
     parser.add_argument("--basetemp", metavar="DIR|tmpfs")
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
-        base = f"{default_base()} (the default)"
-        if args.basetemp:
+        base = None
+        if args.basetemp == "tmpfs":
+            base = stack.enter_context(tempfile.TemporaryDirectory(dir="/dev/shm"))
+        elif args.basetemp:
             base = os.path.abspath(args.basetemp)  # each run starts in a directory of its own
-            if args.basetemp == "tmpfs":
-                base = stack.enter_context(tempfile.TemporaryDirectory(dir="/dev/shm"))
-            BASETEMP[:] = ["--conformance-basetemp", base]
         measure(args.runs, args.profile, base)
 
 
-def measure(runs: int, profile: str, base: str) -> None:
-    """``runs`` paired rounds of every kind under ``profile``, and their table."""
+def measure(runs: int, profile: str, base: str | None) -> None:
+    """``runs`` paired rounds of every kind under ``profile`` (``base``: as ``one_run``), and
+    their table."""
     for kind in KINDS:  # warm-up: bytecode caches written, files in the page cache
-        one_run(kind, profile)
+        one_run(kind, profile, base)
     walls: dict[str, list[float]] = {kind: [] for kind in KINDS}
     start, steal_before = time.perf_counter(), stolen()
     for round_ in range(runs):
         order = KINDS[round_ % len(KINDS) :] + KINDS[: round_ % len(KINDS)]
         for kind in order:
-            walls[kind].append(one_run(kind, profile)[0])
+            walls[kind].append(one_run(kind, profile, base)[0])
     measured, steal = time.perf_counter() - start, stolen() - steal_before
-    per_case = one_run("stdio", profile, per_case=True)[1]
+    per_case = one_run("stdio", profile, base, per_case=True)[1]
     ratio = {
         kind: [k / e for k, e in zip(walls[kind], walls["empty"], strict=True)]
         for kind in KINDS[1:]
@@ -202,7 +203,7 @@ def measure(runs: int, profile: str, base: str) -> None:
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpu, profile={profile}, "
           f"{runs} paired rounds, {len(per_case)} cases; the hypervisor took {steal:.1f} "
           f"CPU s of {measured:.0f} s ({steal / measured / (os.cpu_count() or 1):.0%} of the "
-          f"machine); the runs' base: {base}")  # fmt: skip
+          f"machine); the runs' base: {base or f'{default_base()} (the default)'}")  # fmt: skip
     print("| run | wall median (s) | min | max | ÷ empty (paired median) | range | "
           "95% interval of the median | target |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|")
