@@ -77,3 +77,22 @@ def test_a_target_is_met_only_by_the_whole_interval(
     bench: ModuleType, interval: tuple[float, float, float], expected: str
 ) -> None:
     assert bench.verdict(interval, 4.0) == expected
+
+
+def test_a_paused_round_is_the_empty_and_the_default_run(bench: ModuleType) -> None:
+    # Back to back every kind runs; after a pause only the pair the target is about, so the
+    # default run meets a disk no other suite run has just churned.
+    assert bench.round_kinds(0.0) == ("empty", "stdio", "one-process", "in-process")
+    assert bench.round_kinds(75.0) == ("empty", "stdio")
+
+
+def test_a_negative_pause_is_one_line_naming_it(
+    bench: ModuleType, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("sys.argv", ["bench_conformance.py", "--pause", "-5"])
+    with pytest.raises(SystemExit) as exit_:
+        bench.main()
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith(
+        "error: --pause -5: a number of seconds, 0 or more"
+    )
