@@ -93,6 +93,5 @@ def test_a_negative_pause_is_one_line_naming_it(
     with pytest.raises(SystemExit) as exit_:
         bench.main()
     assert exit_.value.code == 2
-    assert capsys.readouterr().err.splitlines()[-1].endswith(
-        "error: --pause -5: a number of seconds, 0 or more"
-    )
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.endswith("error: --pause -5: a number of seconds, 0 or more")
