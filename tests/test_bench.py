@@ -86,12 +86,62 @@ def test_a_paused_round_is_the_empty_and_the_default_run(bench: ModuleType) -> N
     assert bench.round_kinds(75.0) == ("empty", "stdio")
 
 
-def test_a_negative_pause_is_one_line_naming_it(
-    bench: ModuleType, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("given", ["-5", "nan", "inf"])
+def test_a_pause_that_is_no_number_of_seconds_is_one_line_naming_it(
+    bench: ModuleType,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    given: str,
 ) -> None:
-    monkeypatch.setattr("sys.argv", ["bench_conformance.py", "--pause", "-5"])
+    monkeypatch.setattr("sys.argv", ["bench_conformance.py", "--pause", given])
     with pytest.raises(SystemExit) as exit_:
         bench.main()
     assert exit_.value.code == 2
     last = capsys.readouterr().err.splitlines()[-1]
-    assert last.endswith("error: --pause -5: a number of seconds, 0 or more")
+    assert last.endswith(f"error: --pause {given}: a number of seconds, 0 or more")
+
+
+def _fake_runs(bench: ModuleType, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Runs that take no time (the empty one 0.5 s, the others 2 s), a sleep that only lets
+    the hypervisor take 5 CPU s, and the kinds run, in order."""
+    ran: list[str] = []
+    steal = [0.0]
+
+    def one_run(
+        kind: str, profile: str, base: str | None, *, per_case: bool = False
+    ) -> tuple[float, dict[str, float]]:
+        ran.append(kind)
+        return (0.5 if kind == "empty" else 2.0), ({"CASE-001": 0.01} if per_case else {})
+
+    def sleep(seconds: float) -> None:
+        steal[0] += 5.0
+
+    monkeypatch.setattr(bench, "one_run", one_run)
+    monkeypatch.setattr(bench, "stolen", lambda: steal[0])
+    monkeypatch.setattr(bench.time, "sleep", sleep)
+    return ran
+
+
+def test_a_paused_benchmark_times_the_pair_alone_and_not_its_pauses(
+    bench: ModuleType, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ran = _fake_runs(bench, monkeypatch)
+    bench.measure(6, "default", None, 75.0)
+    table = capsys.readouterr().out
+    assert set(ran) == {"empty", "stdio"}  # warm-up, 6 rounds, and the per-case run
+    assert "the hypervisor took 0.0 CPU s" in table  # what it took during pauses is not counted
+    assert "75 s of pause before each round (not timed)" in table
+    assert "| stdio | 2.00 | 2.00 | 2.00 | 4.00× |" in table
+    assert "in-process" not in table
+
+
+def test_a_benchmark_without_pause_runs_every_kind_in_turn(
+    bench: ModuleType, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ran = _fake_runs(bench, monkeypatch)
+    bench.measure(6, "default", None)
+    table = capsys.readouterr().out
+    assert ran[4:8] == ["empty", "stdio", "one-process", "in-process"]
+    assert ran[8:12] == ["stdio", "one-process", "in-process", "empty"]
+    assert "| stdio ÷ in-process | | | | 1.00× |" in table
+    assert "pause" not in table
